@@ -1,0 +1,125 @@
+import type { CatalogDb } from './connection.ts';
+
+/** One Parquet data file as the catalog knows it. Times are epoch microseconds (UTC). */
+export interface ManifestFile {
+  /** Storage key relative to the storage root: `<db>/<m>/YYYY/MM/DD/HH/<file>.parquet`. */
+  path: string;
+  database: string;
+  measurement: string;
+  /** Start of the UTC hour partition, epoch µs. */
+  hour: number;
+  minTime: number;
+  maxTime: number;
+  rows: number;
+  bytes: number;
+  columns: string[];
+  /** Monotonic flush sequence: a larger seq holds newer writes (last-write-wins). */
+  seq: number;
+  createdAt: string;
+}
+
+interface Row {
+  path: string;
+  database: string;
+  measurement: string;
+  hour: number;
+  min_time: number;
+  max_time: number;
+  rows: number;
+  bytes: number;
+  columns: string;
+  seq: number;
+  created_at: string;
+}
+
+const toFile = (r: Row): ManifestFile => ({
+  path: r.path,
+  database: r.database,
+  measurement: r.measurement,
+  hour: r.hour,
+  minTime: r.min_time,
+  maxTime: r.max_time,
+  rows: r.rows,
+  bytes: r.bytes,
+  columns: JSON.parse(r.columns) as string[],
+  seq: r.seq,
+  createdAt: r.created_at,
+});
+
+/** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */
+export class FileManifestStore {
+  constructor(private readonly db: CatalogDb) {}
+
+  /** Reserves the next flush sequence number (durable, monotonic across restarts). */
+  nextSeq(): number {
+    const row = this.db.query<{ next: number }, []>('UPDATE file_seq SET next = next + 1 WHERE id = 1 RETURNING next - 1 AS next').get();
+    return row!.next;
+  }
+
+  /** Records new files. */
+  add(files: readonly ManifestFile[]): void {
+    this.replace([], files);
+  }
+
+  /** Atomically removes `removed` paths and records `added` files (compaction, delete rewrites). */
+  replace(removed: readonly string[], added: readonly ManifestFile[]): void {
+    const del = this.db.prepare('DELETE FROM files WHERE path = ?');
+    const ins = this.db.prepare(
+      `INSERT OR REPLACE INTO files (path, database, measurement, hour, min_time, max_time, rows, bytes, columns, seq, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      for (const p of removed) del.run(p);
+      for (const f of added)
+        ins.run(f.path, f.database, f.measurement, f.hour, f.minTime, f.maxTime, f.rows, f.bytes, JSON.stringify(f.columns), f.seq, f.createdAt);
+      // The sequence stays ahead of every recorded file, also when files come from a rebuild or restore.
+      const maxSeq = added.reduce((m, f) => Math.max(m, f.seq), 0);
+      if (maxSeq > 0) this.db.prepare('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(maxSeq + 1);
+    })();
+  }
+
+  /** Forgets files by path. */
+  remove(paths: readonly string[]): void {
+    this.replace(paths, []);
+  }
+
+  /** Files of one measurement overlapping [minTime, maxTime] (inclusive; either bound optional), oldest first. */
+  list(q: { database: string; measurement: string; minTime?: number; maxTime?: number }): ManifestFile[] {
+    const rows = this.db
+      .query<Row, [string, string, number, number]>(
+        `SELECT * FROM files WHERE database = ? AND measurement = ? AND max_time >= ? AND min_time <= ?
+         ORDER BY min_time, seq`,
+      )
+      .all(q.database, q.measurement, q.minTime ?? Number.MIN_SAFE_INTEGER, q.maxTime ?? Number.MAX_SAFE_INTEGER);
+    return rows.map(toFile);
+  }
+
+  /** Every file of a database (all measurements), or of everything when `database` is omitted. */
+  listAll(database?: string): ManifestFile[] {
+    const rows =
+      database === undefined
+        ? this.db.query<Row, []>('SELECT * FROM files ORDER BY database, measurement, min_time').all()
+        : this.db.query<Row, [string]>('SELECT * FROM files WHERE database = ? ORDER BY measurement, min_time').all(database);
+    return rows.map(toFile);
+  }
+
+  /** One file by path, or null. */
+  get(path: string): ManifestFile | null {
+    const row = this.db.query<Row, [string]>('SELECT * FROM files WHERE path = ?').get(path);
+    return row ? toFile(row) : null;
+  }
+
+  /** Distinct measurements with files, optionally within one database. */
+  measurements(database?: string): { database: string; measurement: string }[] {
+    return database === undefined
+      ? this.db.query<{ database: string; measurement: string }, []>('SELECT DISTINCT database, measurement FROM files ORDER BY 1, 2').all()
+      : this.db
+          .query<{ database: string; measurement: string }, [string]>('SELECT DISTINCT database, measurement FROM files WHERE database = ? ORDER BY 2')
+          .all(database);
+  }
+
+  /** Forgets every file (before a rebuild from a storage listing). */
+  clear(): void {
+    this.db.exec('DELETE FROM files');
+  }
+}

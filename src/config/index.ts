@@ -1,0 +1,3 @@
+export { loadConfig, configSearchPath, ConfigError, type LoadedConfig } from './load.ts';
+export { configSchema, sections, type Config, type SectionName } from './schema.ts';
+export { renderExample } from './example.ts';

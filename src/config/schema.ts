@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { serverSection } from './sections/server.ts';
+import { authSection } from './sections/auth.ts';
+import { storageSection } from './sections/storage.ts';
+import { ingestSection } from './sections/ingest.ts';
+import { walSection } from './sections/wal.ts';
+import { databaseSection, querySection } from './sections/query.ts';
+import {
+  backupSection,
+  compactionSection,
+  continuousQueriesSection,
+  deleteSection,
+  logSection,
+  memorySection,
+  metricsSection,
+  mqttSection,
+  retentionSection,
+} from './sections/lifecycle.ts';
+
+/** Every TOML section, in the order the example file lists them. */
+export const sections = {
+  server: serverSection,
+  auth: authSection,
+  storage: storageSection,
+  ingest: ingestSection,
+  wal: walSection,
+  query: querySection,
+  database: databaseSection,
+  delete: deleteSection,
+  retention: retentionSection,
+  continuous_queries: continuousQueriesSection,
+  compaction: compactionSection,
+  backup: backupSection,
+  mqtt: mqttSection,
+  metrics: metricsSection,
+  log: logSection,
+  memory: memorySection,
+} as const;
+
+export type SectionName = keyof typeof sections;
+
+/** The whole configuration schema; each section defaults to its fields' defaults. */
+export const configSchema = z.object(
+  Object.fromEntries(Object.entries(sections).map(([k, s]) => [k, s.prefault({})])) as {
+    [K in SectionName]: z.ZodPrefault<(typeof sections)[K]>;
+  },
+);
+
+/** The parsed configuration: sizes in bytes, durations in milliseconds. */
+export type Config = z.output<typeof configSchema>;

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { duration, int, size } from '../fields.ts';
+
+/** [query] and [database]: the SQL engine. */
+export const querySection = z.object({
+  timeout: duration('300s', 'Longest a query may run (0 disables); cancelled queries answer 504'),
+  slow_query_threshold_ms: int(0, 'Log and count queries slower than this (0 disables)'),
+  max_concurrent: int(0, 'Queries run at once (0: number of cores)'),
+});
+
+/** [database]: DuckDB resources. */
+export const databaseSection = z.object({
+  memory_limit: size('', 'DuckDB memory limit (empty: DuckDB default, 80% of RAM)', true),
+  threads: int(0, 'DuckDB threads (0: number of cores)'),
+});

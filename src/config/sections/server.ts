@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { bool, duration, int, size, str } from '../fields.ts';
+
+/** [server]: the time-series HTTP listener. */
+export const serverSection = z.object({
+  host: str('0.0.0.0', 'Address the time-series service listens on'),
+  port: int(8000, 'Port of the time-series service', 0, 65535),
+  max_payload_size: size('1GB', 'Largest accepted request body (after decompression); larger bodies get 413'),
+  shutdown_timeout: duration('30s', 'How long a graceful shutdown may take before unfinished flushes are abandoned'),
+  write_timeout: duration('30s', 'Longest time to produce a response; raised to query.timeout when that is larger'),
+  tls_enabled: bool(false, 'Serve HTTPS natively'),
+  tls_cert_file: str('', 'PEM certificate file when tls_enabled'),
+  tls_key_file: str('', 'PEM private key file when tls_enabled'),
+  storage_credentials_fail_ready: bool(false, 'Make /ready answer 503 when storage credentials are expired'),
+});

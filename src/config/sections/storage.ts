@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { bool, oneOf, size, str } from '../fields.ts';
+
+/** [storage]: where Parquet files live. */
+export const storageSection = z.object({
+  backend: oneOf(['local', 's3', 'azure'] as const, 'local', 'Storage backend for data files'),
+  local_path: str('./data/svc', 'Root folder of data files for the local backend'),
+  cache_path: str('./data/cache', 'Local read-through cache of object-store files (s3, azure)'),
+  cache_size: size('10GB', 'Upper bound of the local read cache'),
+  s3_bucket: str('', 'S3 bucket'),
+  s3_region: str('us-east-1', 'S3 region'),
+  s3_endpoint: str('', 'S3 endpoint URL for S3-compatible stores'),
+  s3_path_style: bool(false, 'Use path-style S3 addressing'),
+  s3_access_key: str('', 'S3 access key (empty: the SDK default credential chain)'),
+  s3_secret_key: str('', 'S3 secret key'),
+  s3_prefix: str('', 'Key prefix inside the bucket, so several servers can share one'),
+  azure_container: str('', 'Azure blob container'),
+  azure_connection_string: str('', 'Azure connection string'),
+  azure_account: str('', 'Azure storage account name'),
+  azure_key: str('', 'Azure storage account key'),
+  azure_endpoint: str('', 'Azure blob endpoint URL'),
+  azure_sas_token: str('', 'Azure SAS token'),
+});

@@ -1,0 +1,43 @@
+/**
+ * The only importer of @duckdb/node-api. Everything else asks this folder for instances and
+ * connections, so how the native addon is loaded (node_modules or embedded in the executable)
+ * is decided in one place.
+ */
+export {
+  DuckDBInstance,
+  DuckDBConnection,
+  DuckDBAppender,
+  DuckDBDataChunk,
+  DuckDBPreparedStatement,
+  DuckDBResult,
+  DuckDBMaterializedResult,
+  DuckDBTypeId,
+  type DuckDBType,
+  DuckDBTimestampValue,
+  DuckDBDecimalValue,
+  DOUBLE,
+  BIGINT,
+  BOOLEAN,
+  VARCHAR,
+  TIMESTAMP,
+} from '@duckdb/node-api';
+
+import { DuckDBInstance as Instance } from '@duckdb/node-api';
+
+export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
+
+/**
+ * Proves the native engine loaded and answers: runs SELECT 42 on `instance` (a throwaway in-memory
+ * one when omitted) and throws unless the answer is 42. main.ts gates /ready on it.
+ */
+export async function selfCheck(instance?: Instance): Promise<void> {
+  const db = instance ?? (await Instance.create(':memory:'));
+  const conn = await db.connect();
+  try {
+    const answer = (await conn.runAndReadAll('SELECT 42 AS answer')).getRows()[0]?.[0];
+    if (answer !== 42) throw new Error(`cannot verify DuckDB: SELECT 42 returned ${String(answer)}`);
+  } finally {
+    conn.closeSync();
+    if (!instance) db.closeSync();
+  }
+}

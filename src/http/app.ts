@@ -1,0 +1,37 @@
+import { Hono } from 'hono';
+import type { TokenService } from '../auth/index.ts';
+import type { Config } from '../config/index.ts';
+import type { Readiness } from '../lib/readiness.ts';
+import type { Logger, SvcMetrics } from '../observability/index.ts';
+import type { AppEnv } from './context.ts';
+import { errorHandler } from './errors.ts';
+import { authenticate } from './middleware/auth.ts';
+import { requestMetrics } from './middleware/request-metrics.ts';
+import { authRoutes } from './routes/auth-routes.ts';
+import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
+
+/** Everything the HTTP layer needs, built by main.ts. Feature services are added here as they land. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  metrics: SvcMetrics;
+  tokens: TokenService;
+  readiness: Readiness;
+  storageHealth: StorageHealth;
+  /** Extra routers mounted by features: [base path, router]. */
+  routers?: [string, Hono<AppEnv>][];
+}
+
+/** Builds the time-series service's Hono app: middleware once, then one small router per resource. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(errorHandler(deps.logger));
+  app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.use('*', requestMetrics(deps.metrics, deps.logger));
+  app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+
+  app.route('/', healthRoutes(deps));
+  app.route('/api/v1/auth', authRoutes(deps.tokens));
+  for (const [base, router] of deps.routers ?? []) app.route(base, router);
+  return app;
+}

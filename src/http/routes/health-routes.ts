@@ -1,0 +1,28 @@
+import { Hono } from 'hono';
+import { formatUptime } from '../../lib/durations.ts';
+import type { Readiness } from '../../lib/readiness.ts';
+import type { AppEnv } from '../context.ts';
+
+/** Storage state per tier as /health shows it. */
+export type StorageHealth = () => Record<string, { backend: string; credentials: string; state: string }>;
+
+/** GET /health (always 200) and GET /ready (503 while starting, stopping, or failing a readiness check). */
+export function healthRoutes(deps: { readiness: Readiness; storageHealth: StorageHealth }) {
+  const app = new Hono<AppEnv>();
+  const uptimeSec = () => Math.floor((Date.now() - deps.readiness.startedAt) / 1000);
+  app.get('/health', (c) =>
+    c.json({
+      status: 'ok',
+      time: new Date().toISOString(),
+      uptime: formatUptime(Date.now() - deps.readiness.startedAt),
+      uptime_sec: uptimeSec(),
+      storage: deps.storageHealth(),
+    }),
+  );
+  app.get('/ready', (c) => {
+    const reason = deps.readiness.notReadyReason();
+    const body = { status: reason ? 'not ready' : 'ready', time: new Date().toISOString(), uptime_sec: uptimeSec() };
+    return reason ? c.json({ ...body, reason }, 503) : c.json(body);
+  });
+  return app;
+}
