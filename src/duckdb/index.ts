@@ -3,6 +3,8 @@
  * connections, so how the native addon is loaded (node_modules or embedded in the executable)
  * is decided in one place.
  */
+import { DuckDBInstance } from '@duckdb/node-api';
+
 export {
   DuckDBInstance,
   DuckDBConnection,
@@ -22,16 +24,14 @@ export {
   TIMESTAMP,
 } from '@duckdb/node-api';
 
-import { DuckDBInstance as Instance } from '@duckdb/node-api';
-
 export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
 
 /**
  * Proves the native engine loaded and answers: runs SELECT 42 on `instance` (a throwaway in-memory
  * one when omitted) and throws unless the answer is 42. main.ts gates /ready on it.
  */
-export async function selfCheck(instance?: Instance): Promise<void> {
-  const db = instance ?? (await Instance.create(':memory:'));
+export async function selfCheck(instance?: DuckDBInstance): Promise<void> {
+  const db = instance ?? (await DuckDBInstance.create(':memory:'));
   const conn = await db.connect();
   try {
     const answer = (await conn.runAndReadAll('SELECT 42 AS answer')).getRows()[0]?.[0];
