@@ -4,12 +4,11 @@
  */
 import type { Server } from 'bun';
 import { TokenService, TokenStore } from './auth/index.ts';
-import { USAGE, parseCommandLine, type ParsedArgs } from './cli/args.ts';
-import { runTokenCommand } from './cli/token-command.ts';
+import { USAGE, parseCommandLine, runTokenCommand, type ParsedArgs } from './cli/index.ts';
 import { migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { selfCheck } from './duckdb/index.ts';
-import { createApp, limitBody, listen } from './http/index.ts';
+import { createApp, listen } from './http/index.ts';
 import { messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
@@ -43,7 +42,6 @@ export async function startServices(config: Config, env: Record<string, string |
     readiness,
     storageHealth: () => ({ hot: { backend: config.storage.backend, credentials: 'ok', state: 'healthy' } }),
   });
-  app.use('*', limitBody(config.server.max_payload_size));
 
   // query.timeout raises the write timeout (the longest a response may take) unless it is 0.
   const responseTimeoutMs = config.query.timeout > 0 ? Math.max(config.server.write_timeout, config.query.timeout) : config.server.write_timeout;

@@ -6,6 +6,7 @@ import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
 import { authenticate } from './middleware/auth.ts';
+import { limitBody } from './middleware/body-limit.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+  app.use('*', limitBody(deps.config.server.max_payload_size));
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));

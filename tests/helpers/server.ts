@@ -69,7 +69,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
 
   const deadline = Date.now() + 30_000;
   let ports: RegExpExecArray | null = null;
-  while (!(ports = /svc started .*timeseries_port=(\d+) memory_port=(\d+|null)/.exec(out))) {
+  // The start line is text or JSON depending on log.format.
+  const startLine = /svc started.*?timeseries_port"?[=:](\d+).*?memory_port"?[=:](\d+|null)/;
+  while (!(ports = startLine.exec(out))) {
     if (proc.exitCode !== null || Date.now() > deadline) {
       await Bun.sleep(50);
       throw new Error(`server did not start (exit ${proc.exitCode}):\n${out}`);

@@ -1,0 +1,2 @@
+export { parseCommandLine, USAGE, COMMANDS, type Command, type ParsedArgs } from './args.ts';
+export { runTokenCommand } from './token-command.ts';
