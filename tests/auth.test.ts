@@ -17,7 +17,8 @@ async function createToken(name: string, extra: Record<string, unknown> = {}) {
 
 describe('credential forms', () => {
   test('Bearer, Token and x-api-key all authenticate', async () => {
-    for (const headers of [{ authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: `Token ${ADMIN_TOKEN}` }, { 'x-api-key': ADMIN_TOKEN }]) {
+    const forms: Record<string, string>[] = [{ authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: `Token ${ADMIN_TOKEN}` }, { 'x-api-key': ADMIN_TOKEN }];
+    for (const headers of forms) {
       const res = await fetch(server.url + '/api/v1/auth/tokens', { headers });
       expect(res.status).toBe(200);
     }
@@ -33,10 +34,10 @@ describe('credential forms', () => {
   test('missing and invalid credentials give 401 with a JSON error', async () => {
     const none = await fetch(server.url + '/api/v1/auth/tokens');
     expect(none.status).toBe(401);
-    expect((await none.json()).error).toContain('authentication required');
+    expect(((await none.json()) as { error: string }).error).toContain('authentication required');
     const bad = await fetch(server.url + '/api/v1/auth/tokens', { headers: { authorization: 'Bearer nope' } });
     expect(bad.status).toBe(401);
-    expect(typeof (await bad.json()).error).toBe('string');
+    expect(typeof ((await bad.json()) as { error: string }).error).toBe('string');
   });
 });
 
@@ -100,7 +101,7 @@ describe('token lifecycle', () => {
     expect(res.body).toMatchObject({ valid: true, token_info: { name: 'admin', is_admin: true }, permissions: [] });
     const anon = await fetch(server.url + '/api/v1/auth/verify');
     expect(anon.status).toBe(401);
-    expect((await anon.json()).valid).toBe(false);
+    expect(((await anon.json()) as { valid: boolean }).valid).toBe(false);
   });
 
   test('patch updates metadata; duplicate names conflict; bad bodies are 400', async () => {

@@ -94,7 +94,7 @@ describe('lifecycle', () => {
     const s = await startServer({ env: { SVC_SERVER_MAX_PAYLOAD_SIZE: '1KB' } });
     const res = await s.fetch('/api/v1/auth/tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(4096) });
     expect(res.status).toBe(413);
-    expect((await res.json()).error).toContain('max_payload_size');
+    expect(((await res.json()) as { error: string }).error).toContain('max_payload_size');
     await s.cleanup();
   });
 });

@@ -40,11 +40,24 @@ export const sections = {
 export type SectionName = keyof typeof sections;
 
 /** The whole configuration schema; each section defaults to its fields' defaults. */
-export const configSchema = z.object(
-  Object.fromEntries(Object.entries(sections).map(([k, s]) => [k, s.prefault({})])) as {
-    [K in SectionName]: z.ZodPrefault<(typeof sections)[K]>;
-  },
-);
+export const configSchema = z.object({
+  server: serverSection.prefault({}),
+  auth: authSection.prefault({}),
+  storage: storageSection.prefault({}),
+  ingest: ingestSection.prefault({}),
+  wal: walSection.prefault({}),
+  query: querySection.prefault({}),
+  database: databaseSection.prefault({}),
+  delete: deleteSection.prefault({}),
+  retention: retentionSection.prefault({}),
+  continuous_queries: continuousQueriesSection.prefault({}),
+  compaction: compactionSection.prefault({}),
+  backup: backupSection.prefault({}),
+  mqtt: mqttSection.prefault({}),
+  metrics: metricsSection.prefault({}),
+  log: logSection.prefault({}),
+  memory: memorySection.prefault({}),
+});
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */
 export type Config = z.output<typeof configSchema>;
