@@ -1,0 +1,12 @@
+import { expect, test } from 'bun:test';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dir, '..');
+
+test('the whole codebase typechecks (tsc --noEmit)', () => {
+  const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+  const r = Bun.spawnSync([tsc, '--noEmit', '-p', ROOT], { cwd: ROOT });
+  const out = r.stdout.toString() + r.stderr.toString();
+  expect(out).toBe('');
+  expect(r.exitCode).toBe(0);
+});
