@@ -46,4 +46,31 @@ export const migrations: readonly Migration[] = [
     CREATE TABLE file_seq (id INTEGER PRIMARY KEY CHECK (id = 1), next INTEGER NOT NULL);
     INSERT INTO file_seq (id, next) VALUES (1, 1);`,
   },
+  {
+    id: '0004_mqtt_subscriptions',
+    sql: `CREATE TABLE mqtt_subscriptions (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL UNIQUE,
+      broker TEXT NOT NULL,
+      topics TEXT NOT NULL,
+      database TEXT NOT NULL,
+      qos INTEGER NOT NULL,
+      client_id TEXT NOT NULL,
+      username TEXT,
+      password_enc TEXT,
+      tls_enabled INTEGER NOT NULL,
+      tls_cert_path TEXT,
+      tls_key_path TEXT,
+      tls_ca_path TEXT,
+      topic_mapping TEXT NOT NULL,
+      keep_alive_seconds INTEGER NOT NULL,
+      connect_timeout_seconds REAL NOT NULL,
+      reconnect_min_seconds REAL NOT NULL,
+      reconnect_max_seconds REAL NOT NULL,
+      auto_start INTEGER NOT NULL,
+      desired_status TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );`,
+  },
 ];

@@ -17,14 +17,20 @@ export {
   type DuckDBType,
   DuckDBTimestampValue,
   DuckDBDecimalValue,
+  JsonDuckDBValueConverter,
+  type Json,
   DOUBLE,
   BIGINT,
   BOOLEAN,
   VARCHAR,
   TIMESTAMP,
+  ENUM,
 } from '@duckdb/node-api';
 
 export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
+export { createSandboxedInstance, type SandboxOptions } from './sandbox.ts';
+export { ConnectionPool } from './connection-pool.ts';
+export { rawVector, isValid, stringBytes, stringLength, type RawVector } from './raw-vector.ts';
 
 /**
  * Proves the native engine loaded and answers: runs SELECT 42 on `instance` (a throwaway in-memory

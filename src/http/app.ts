@@ -7,6 +7,7 @@ import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
 import { authenticate } from './middleware/auth.ts';
 import { limitBody } from './middleware/body-limit.ts';
+import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
@@ -31,6 +32,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
   app.use('*', limitBody(deps.config.server.max_payload_size));
+  app.use('*', writeGate(deps.readiness));
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));

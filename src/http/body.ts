@@ -14,14 +14,14 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
       throw invalid(`invalid JSON body: ${(err as Error).message}`);
     }
   }
-  const result = schema.safeParse(raw);
+  const result = schema.safeParse(raw, { reportInput: true });
   if (!result.success) throw invalid(describeZodError(result.error));
   return result.data;
 }
 
 /** Parses query parameters against `schema`; 400 naming the parameter on any problem. */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  const result = schema.safeParse(c.req.query());
+  const result = schema.safeParse(c.req.query(), { reportInput: true });
   if (!result.success) throw invalid(describeZodError(result.error));
   return result.data;
 }

@@ -1,16 +1,66 @@
-import { Hono } from 'hono';
-import { memoryHealthRoutes } from './http/health-routes.ts';
+/**
+ * The agent memory service, self-contained: it keeps memories in the time-series service (reached
+ * only through its public HTTP API, `svc`) and agents, sessions, API keys and tombstones in its own
+ * SQLite file. `createMemoryService` builds every part and returns the fetch handler.
+ */
+import type { Config } from '../config/index.ts';
+import { parseDuration } from '../lib/durations.ts';
+import { invalid } from '../lib/errors.ts';
+import { databaseNameProblem } from '../lib/names.ts';
+import type { Logger } from '../observability/index.ts';
+import { AgentService } from './agent-service.ts';
+import { memoryHttpApp } from './http/app.ts';
+import { KeyService } from './key-service.ts';
+import { MemoryService } from './memory-service.ts';
+import { MemoryWriter } from './memory-writer.ts';
+import { SearchService } from './search-service.ts';
+import { SessionService } from './session-service.ts';
+import { StorageClient } from './storage-client.ts';
+import { AgentStore } from './store/agent-store.ts';
+import { ApiKeyStore } from './store/api-key-store.ts';
+import { openMemoryDb } from './store/memory-db.ts';
+import { SessionStore } from './store/session-store.ts';
+import { TombstoneStore } from './store/tombstone-store.ts';
 import type { SvcFetch } from './svc-client.ts';
+import { Tombstones } from './tombstones.ts';
 
 export { svcFetch, type SvcFetch } from './svc-client.ts';
+export { KEY_PREFIX } from './key-service.ts';
 
-/** Builds the memory service's fetch handler. It reaches storage only through `svc` (the public HTTP API). */
-export function createMemoryApp(deps: { svc: SvcFetch }) {
-  const startedAt = Date.now();
-  const app = new Hono();
-  app.onError((err, c) => c.json({ error: 'internal', message: err.message }, 500));
-  app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
-  const pingStorage = async () => (await deps.svc(new Request('http://svc/health'))).ok;
-  app.route('/', memoryHealthRoutes({ startedAt, pingStorage }));
-  return app;
+/** A built memory service: its HTTP handler and how to release its resources. */
+export interface MemoryServiceHandle {
+  fetch: (req: Request) => Response | Promise<Response>;
+  /** The admin key generated on first run (to print once), or null. */
+  bootstrapKey: string | null;
+  close(): void;
+}
+
+/** Builds the memory service from its config section. Throws a 400-kind AppError on a bad setting. */
+export function createMemoryService(deps: { config: Config['memory']; svc: SvcFetch; logger: Logger }): MemoryServiceHandle {
+  const cfg = deps.config;
+  const windowMs = parseDuration(cfg.dedup_window);
+  if (windowMs === null || windowMs <= 0) throw invalid(`cannot start: memory.dedup_window '${cfg.dedup_window}' must be a duration such as 2s, 30m or 24h`);
+  const dbProblem = databaseNameProblem(cfg.database);
+  if (dbProblem) throw invalid(`cannot start: memory.database: ${dbProblem}`);
+
+  const db = openMemoryDb(cfg.db_path);
+  const keys = new KeyService(new ApiKeyStore(db));
+  const boot = keys.bootstrap(cfg.bootstrap_key);
+  const storage = new StorageClient(deps.svc, cfg.database);
+  const tombstones = new Tombstones(new TombstoneStore(db));
+  const writer = new MemoryWriter(storage, tombstones, windowMs);
+  const memories = new MemoryService(storage, writer, tombstones);
+  const sessionStore = new SessionStore(db);
+  const app = memoryHttpApp({
+    logger: deps.logger,
+    startedAt: Date.now(),
+    pingStorage: () => storage.ping(),
+    keys,
+    memories,
+    search: new SearchService(memories, cfg.search_candidates),
+    agents: new AgentService(new AgentStore(db), sessionStore, storage, tombstones),
+    sessions: new SessionService(sessionStore, memories, cfg.context_max_memories),
+  });
+  if (boot.created && !boot.key) deps.logger.info('memory service admin key created from memory.bootstrap_key');
+  return { fetch: app.fetch, bootstrapKey: boot.key, close: () => db.close() };
 }

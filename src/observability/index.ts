@@ -1,3 +1,11 @@
 export { Logger, LOG_LEVELS, type LogLevel, type LogEntry } from './logger.ts';
-export { MetricsRegistry, Counter, Gauge, Histogram, type Labels, type Metric } from './metrics.ts';
+export { MetricsRegistry, Counter, Gauge, Histogram, type Labels, type Metric, type MetricFamily } from './metrics.ts';
 export { createSvcMetrics, type SvcMetrics } from './svc-metrics.ts';
+export { GaugeSampler } from './gauge-sampler.ts';
+export { GcCounter } from './gc-counter.ts';
+export { MetricsHistory, HISTORY_TYPES, type HistoryType, type HistoryPoint } from './metrics-history.ts';
+export { historyCollector } from './history-collector.ts';
+export { memoryDetail, readMemory, type MemoryDetail } from './runtime-memory.ts';
+export { queryPoolView, endpointsView } from './metric-views.ts';
+export { startDiagnostics, type DiagnosticsListener } from './diagnostics/diagnostics-listener.ts';
+export { startMetricsRuntime, type MetricsRuntime } from './metrics-runtime.ts';

@@ -38,8 +38,12 @@ export class Gauge {
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly collect?: () => number,
+    private collect?: () => number,
   ) {}
+  /** Reads the value from `source` at every scrape instead of from `set` (for figures owned by another part). */
+  collectFrom(source: () => number): void {
+    this.collect = source;
+  }
   set(v: number, labels?: Labels): void {
     this.series.set(key(labels), v);
   }
@@ -81,6 +85,13 @@ export class Histogram {
 
 export type Metric = Counter | Gauge | Histogram;
 
+/** One metric in the JSON form of /metrics: counters and gauges carry `value`, histograms `buckets`/`sum`/`count`. */
+export interface MetricFamily {
+  type: Metric['kind'];
+  help: string;
+  samples: ({ labels: Labels; value: number } | { labels: Labels; buckets: Record<string, number>; sum: number; count: number })[];
+}
+
 /** All metrics of the process by name; renders Prometheus text and a JSON snapshot. */
 export class MetricsRegistry {
   private readonly metrics = new Map<string, Metric>();
@@ -108,16 +119,36 @@ export class MetricsRegistry {
   renderPrometheus(): string {
     const lines: string[] = [];
     for (const m of this.metrics.values()) {
-      lines.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m.kind}`);
+      lines.push(`# HELP ${m.name} ${m.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${m.name} ${m.kind}`);
       if (m instanceof Histogram) {
         for (const s of m.samples()) {
           m.buckets.forEach((b, i) => lines.push(`${m.name}_bucket${fmtLabels({ ...s.labels, le: String(b) })} ${s.counts[i]}`));
           lines.push(`${m.name}_bucket${fmtLabels({ ...s.labels, le: '+Inf' })} ${s.count}`);
-          lines.push(`${m.name}_sum${fmtLabels(s.labels)} ${s.sum}`, `${m.name}_count${fmtLabels(s.labels)} ${s.count}`);
+          lines.push(`${m.name}_sum${fmtLabels(s.labels)} ${fmtValue(s.sum)}`, `${m.name}_count${fmtLabels(s.labels)} ${s.count}`);
         }
-      } else for (const s of m.samples()) lines.push(`${m.name}${fmtLabels(s.labels)} ${s.value}`);
+      } else for (const s of m.samples()) lines.push(`${m.name}${fmtLabels(s.labels)} ${fmtValue(s.value)}`);
     }
     return lines.join('\n') + '\n';
+  }
+
+  /** Every series of every metric as JSON: the same content as the text exposition, keyed by metric name. */
+  families(): Record<string, MetricFamily> {
+    const out: Record<string, MetricFamily> = {};
+    for (const m of this.metrics.values()) {
+      if (m instanceof Histogram)
+        out[m.name] = {
+          type: m.kind,
+          help: m.help,
+          samples: m.samples().map((s) => ({
+            labels: s.labels,
+            buckets: Object.fromEntries([...m.buckets.map((b, i) => [String(b), s.counts[i]!]), ['+Inf', s.count]]),
+            sum: s.sum,
+            count: s.count,
+          })),
+        };
+      else out[m.name] = { type: m.kind, help: m.help, samples: m.samples() };
+    }
+    return out;
   }
 
   /** Name -> value (counters and gauges summed over labels; histograms as count/sum). */
@@ -141,6 +172,13 @@ export class MetricsRegistry {
     this.metrics.set(m.name, m);
     return m;
   }
+}
+
+/** Prometheus spells infinities `+Inf`/`-Inf`; JavaScript would print `Infinity`. */
+function fmtValue(v: number): string {
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
 }
 
 function fmtLabels(labels: Labels): string {

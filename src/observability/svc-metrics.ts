@@ -1,4 +1,5 @@
 import { MetricsRegistry } from './metrics.ts';
+import { readMemory } from './runtime-memory.ts';
 
 /**
  * Every metric the spec names, registered once under its exact name. Modules receive this object and
@@ -7,7 +8,6 @@ import { MetricsRegistry } from './metrics.ts';
 export function createSvcMetrics(registry = new MetricsRegistry()) {
   const c = (name: string, help: string) => registry.counter(name, help);
   const g = (name: string, help: string, collect?: () => number) => registry.gauge(name, help, collect);
-  const mem = () => process.memoryUsage();
   return {
     registry,
     ingestRecords: c('svc_ingest_records_total', 'Records accepted by any write path'),
@@ -47,11 +47,12 @@ export function createSvcMetrics(registry = new MetricsRegistry()) {
     compactionJobsSuccess: c('svc_compaction_jobs_success_total', 'Compaction jobs completed'),
     compactionJobsFailed: c('svc_compaction_jobs_failed_total', 'Compaction jobs failed'),
     compactionManifestsRecovered: c('svc_compaction_manifests_recovered_total', 'Interrupted compactions completed or rolled back at start'),
-    memoryAlloc: g('svc_memory_alloc_bytes', 'Heap bytes in use', () => mem().heapUsed),
-    memoryHeapAlloc: g('svc_memory_heap_alloc_bytes', 'Heap bytes allocated', () => mem().heapTotal),
-    memorySys: g('svc_memory_sys_bytes', 'Resident set size', () => mem().rss),
-    goroutines: g('svc_goroutines', 'Pending async operations (the nearest equivalent of goroutines)'),
-    gcCycles: c('svc_gc_cycles_total', 'Garbage collections run'),
+    memoryAlloc: g('svc_memory_alloc_bytes', 'Bytes of live JavaScript heap objects', () => readMemory().alloc),
+    memoryHeapAlloc: g('svc_memory_heap_alloc_bytes', 'Bytes the JavaScript heap has reserved for objects', () => readMemory().heapAlloc),
+    memorySys: g('svc_memory_sys_bytes', 'Resident set size of the process', () => readMemory().sys),
+    // Set by main.ts with `collectFrom`: in-flight HTTP requests and WebSockets on every listener.
+    goroutines: g('svc_goroutines', 'In-flight requests on every listener (the nearest equivalent of goroutines)'),
+    gcCycles: c('svc_gc_cycles_total', 'Garbage collections noticed (a lower bound; see gc-counter.ts)'),
     auditEvents: c('svc_audit_events_total', 'Audit events recorded'),
     auditWriteErrors: c('svc_audit_write_errors_total', 'Audit batches that failed to write'),
     auditDropped: c('svc_audit_events_dropped_total', 'Audit events dropped on a full queue'),

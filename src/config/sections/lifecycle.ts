@@ -69,5 +69,8 @@ export const memorySection = z.object({
   db_path: str('./data/memory.db', 'SQLite file for agents, sessions and API keys'),
   svc_url: str('', 'URL of a remote time-series service (empty: the one in this process)'),
   svc_token: str('', 'Token for the remote time-series service'),
+  bootstrap_key: str('', 'Fixed first admin API key (svcm_..., at least 32 characters) instead of a printed random one'),
+  search_candidates: int(10_000, 'Most memories (newest first) ranked by a search with a query text', 1, 1_000_000),
+  context_max_memories: int(1000, 'Most memories (newest first) considered for one session context', 1, 100_000),
 });
 

@@ -30,7 +30,7 @@ export function requestMetrics(metrics: SvcMetrics, logger: Logger): MiddlewareH
       if (status >= 400) metrics.httpErrors.inc(1, { group });
       metrics.httpLatency.observe(seconds, { group });
       if (logger.enabled('debug'))
-        logger.debug('request', { method: c.req.method, path: c.req.path, status, duration_ms: Math.round(seconds * 1e4) / 10 });
+        logger.debug('request', { method: c.req.method, path: c.req.path, group, status, duration_ms: Math.round(seconds * 1e4) / 10 });
     }
   };
 }

@@ -1,0 +1,103 @@
+/**
+ * Memory service benchmark (`bun run bench:memory`): starts the server (both services in one
+ * process), loads a corpus straight into the time-series service (MessagePack, the layout the memory
+ * service writes), then times sequential requests to the memory API and prints p50/p99 per operation.
+ *
+ * Corpus: BENCH_MEMORIES memories (default 1,000,000) over 100 agents, spread evenly over 7 days, four
+ * memory types, 8 tags, ~12-word contents from a 200-word vocabulary; plus 20 registered sessions of
+ * 50 memories each for the context benchmark. Env: BENCH_MEMORIES, BENCH_ITERATIONS (default 200).
+ */
+import { startServer } from '../tests/helpers/server.ts';
+import { seedPayload, type SeedRow } from '../tests/memory-support.ts';
+
+const TOTAL = Number(process.env.BENCH_MEMORIES ?? 1_000_000);
+const ITER = Number(process.env.BENCH_ITERATIONS ?? 200);
+const AGENTS = 100;
+const DAYS = 7;
+const BATCH = 20_000;
+const KEY = 'svcm_bench_admin_key_0123456789abcdefghijklmnop';
+const TYPES = ['episodic', 'episodic', 'decision', 'entity', 'session'];
+const TAGS = ['api', 'db', 'ui', 'infra', 'auth', 'perf', 'bug', 'docs'];
+const WORDS = Array.from({ length: 200 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`);
+
+let seed = 42;
+const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) / 0x7fffffff);
+const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+const sentence = () => Array.from({ length: 8 + Math.floor(rand() * 8) }, () => pick(WORDS)).join(' ');
+
+function corpusBatch(start: number, count: number, now: number): SeedRow[] {
+  const span = DAYS * 86_400_000;
+  return Array.from({ length: count }, (_, j) => {
+    const i = start + j;
+    return {
+      memory_id: `mem_b${i.toString(36)}`,
+      agent_id: `agent-${i % AGENTS}`,
+      timeMs: now - span + Math.floor((i / TOTAL) * span),
+      content: sentence(),
+      memory_type: pick(TYPES),
+      event_type: rand() < 0.05 ? 'error' : 'general',
+      tags: [pick(TAGS), pick(TAGS)].filter((t, k, a) => a.indexOf(t) === k),
+      importance: Math.round(rand() * 100) / 100,
+      session_id: `bulk-${i % 1000}`,
+    };
+  });
+}
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  return { p50: q(0.5), p99: q(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+
+async function time(name: string, fn: (i: number) => Promise<Response>, rows: string[][]) {
+  for (let i = 0; i < 5; i++) await (await fn(-1 - i)).arrayBuffer();
+  const samples: number[] = [];
+  for (let i = 0; i < ITER; i++) {
+    const t0 = performance.now();
+    const res = await fn(i);
+    await res.arrayBuffer();
+    samples.push(performance.now() - t0);
+    if (res.status >= 300) throw new Error(`${name}: HTTP ${res.status}`);
+  }
+  const st = stats(samples);
+  rows.push([name, st.p50.toFixed(2), st.p99.toFixed(2), st.mean.toFixed(2)]);
+}
+
+const server = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: KEY, SVC_LOG_LEVEL: 'warn' } });
+try {
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(server.memoryUrl + path, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const now = Date.now();
+  const t0 = performance.now();
+  for (let start = 0; start < TOTAL; start += BATCH) {
+    const res = await server.fetch('/api/v1/write/msgpack', {
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
+      body: seedPayload(corpusBatch(start, Math.min(BATCH, TOTAL - start), now)),
+    });
+    if (res.status !== 204) throw new Error(`load failed: ${res.status} ${await res.text()}`);
+  }
+  const loadSec = (performance.now() - t0) / 1000;
+  const sessions: string[] = [];
+  for (let s = 0; s < 20; s++) {
+    const { session_id } = (await (await api('POST', '/api/v1/sessions', { agent_id: `agent-${s}` })).json()) as { session_id: string };
+    sessions.push(session_id);
+    const rows = corpusBatch(TOTAL + s * 50, 50, now).map((r, k) => ({ ...r, memory_id: `mem_s${s}_${k}`, session_id, timeMs: now - (50 - k) * 60_000 }));
+    await server.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+  }
+
+  const rows: string[][] = [];
+  const agent = (i: number) => `agent-${(i * 37 + 11) % AGENTS}`;
+  await time('create (single)', (i) => api('POST', '/api/v1/memories', { agent_id: agent(i), content: `bench memory ${i} ${sentence()}`, tags: ['bench'] }), rows);
+  await time('list (1 agent, last 24h, limit 100)', (i) => api('GET', `/api/v1/memories?agent_id=${agent(i)}&since=24h&limit=100`), rows);
+  await time('search (filters: agent, types, tag, importance)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), memory_types: ['decision', 'entity'], tags: ['db'], min_importance: 0.5, limit: 50 }), rows);
+  await time('search (content_contains, 7 days)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), content_contains: pick(WORDS), limit: 50 }), rows);
+  await time('search (BM25 query, 1 agent, last 24h)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), since: '24h', query: `${pick(WORDS)} ${pick(WORDS)}`, limit: 20 }), rows);
+  await time('context (50 memories, max_tokens 500)', (i) => api('POST', `/api/v1/sessions/${sessions[Math.abs(i) % sessions.length]}/context`, { max_tokens: 500 }), rows);
+
+  process.stdout.write(`\nmemory benchmark: ${TOTAL.toLocaleString()} memories, ${AGENTS} agents, ${DAYS} days; load ${loadSec.toFixed(1)} s (${Math.round(TOTAL / loadSec).toLocaleString()} rows/s); ${ITER} sequential requests each\n\n`);
+  process.stdout.write('| operation | p50 ms | p99 ms | mean ms |\n|---|---:|---:|---:|\n');
+  for (const r of rows) process.stdout.write(`| ${r.join(' | ')} |\n`);
+} finally {
+  await server.cleanup();
+}

@@ -1,0 +1,94 @@
+import type { DatabaseStore, FileManifestStore } from '../../catalog/index.ts';
+import { conflict, forbidden, invalid, notFound } from '../../lib/errors.ts';
+import { assertDatabaseName } from '../../lib/names.ts';
+import type { ObjectStore } from '../../storage/index.ts';
+
+/** What the database service needs from the write buffers (kept as functions so admin/ stays decoupled). */
+export interface BufferedView {
+  /** (database, measurement) pairs with rows not yet in files. */
+  measurements(database?: string): { database: string; measurement: string }[];
+  /** Discards every buffered row of a database that is being dropped; returns how many rows. */
+  dropDatabase(database: string): number | Promise<number>;
+}
+
+/** One database as the API shows it. */
+export interface DatabaseSummary {
+  name: string;
+  measurement_count: number;
+}
+
+/** Databases: listing with measurement counts, explicit create, and the guarded drop. */
+export class DatabaseService {
+  constructor(
+    private readonly deps: {
+      databases: DatabaseStore;
+      manifest: FileManifestStore;
+      store: ObjectStore;
+      buffered: BufferedView;
+      deleteEnabled: boolean;
+    },
+  ) {}
+
+  /** Every known database: created explicitly, by a write, or found with files. */
+  list(): DatabaseSummary[] {
+    const names = new Set(this.deps.databases.list().map((d) => d.name));
+    for (const { database } of this.deps.manifest.measurements()) names.add(database);
+    for (const { database } of this.deps.buffered.measurements()) names.add(database);
+    return [...names].sort().map((name) => ({ name, measurement_count: this.measurementNames(name).length }));
+  }
+
+  /** Creates a database; 400 for a bad or reserved name, 409 when it exists. */
+  create(name: string): DatabaseSummary & { created_at: string } {
+    assertDatabaseName(name);
+    if (this.exists(name)) throw conflict(`database '${name}' already exists`);
+    const created = this.deps.databases.create(name);
+    if (!created) throw conflict(`database '${name}' already exists`);
+    return { name, measurement_count: 0, created_at: created.createdAt };
+  }
+
+  /** One database; 404 when unknown. */
+  get(name: string): DatabaseSummary {
+    this.assertExists(name);
+    return { name, measurement_count: this.measurementNames(name).length };
+  }
+
+  /** Measurement names of a database (files or buffered rows); 404 when the database is unknown. */
+  measurements(name: string): string[] {
+    this.assertExists(name);
+    return this.measurementNames(name);
+  }
+
+  /** Drops a database with all its files. Requires `delete.enabled` (403) and `confirm` (400). */
+  async drop(name: string, confirmed: boolean): Promise<{ message: string; files_deleted: number }> {
+    if (!this.deps.deleteEnabled) throw forbidden('deleting is disabled: set delete.enabled=true');
+    if (!confirmed) throw invalid('confirmation required: add ?confirm=true');
+    this.assertExists(name);
+    // Buffered rows go first so that no flush recreates files after they are deleted.
+    await this.deps.buffered.dropDatabase(name);
+    const files = this.deps.manifest.listAll(name);
+    let deleted = 0;
+    for (const f of files) {
+      await this.deps.store.delete(f.path);
+      this.deps.manifest.remove([f.path]);
+      deleted++;
+    }
+    // Files the manifest did not know (left by a crash) go too.
+    for (const o of await this.deps.store.list(`${name}/`)) if (await this.deps.store.delete(o.key)) deleted++;
+    this.deps.databases.delete(name);
+    return { message: `database '${name}' deleted`, files_deleted: deleted };
+  }
+
+  private exists(name: string): boolean {
+    return this.deps.databases.get(name) !== null || this.measurementNames(name).length > 0;
+  }
+
+  private assertExists(name: string): void {
+    if (!this.exists(name)) throw notFound(`database '${name}' not found`);
+  }
+
+  private measurementNames(name: string): string[] {
+    const set = new Set(this.deps.manifest.measurements(name).map((m) => m.measurement));
+    for (const m of this.deps.buffered.measurements(name)) set.add(m.measurement);
+    return [...set].sort();
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * Every write buffer of the process, keyed by (database, measurement), and the flush pipeline behind
+ * them. Rows are visible to `snapshot` from the moment `append` returns until the synchronous step
+ * that registers their files in the manifest, so a reader that takes the manifest and a snapshot in
+ * one tick sees each row exactly once.
+ */
+import type { FileManifestStore } from '../catalog/index.ts';
+import type { DuckDBConnection, DuckDBInstance } from '../duckdb/index.ts';
+import type { ColumnBatch } from '../ingest/index.ts';
+import { messageOf } from '../lib/errors.ts';
+import type { Logger, SvcMetrics } from '../observability/index.ts';
+import type { ParquetCompression } from '../parquet/index.ts';
+import type { ObjectStore } from '../storage/index.ts';
+import { sealJob, writeJob, type FlushJob } from './flush-job.ts';
+import { FlushQueue } from './flush-queue.ts';
+import { MeasurementBuffer } from './measurement-buffer.ts';
+import { TicketTracker } from './ticket-tracker.ts';
+
+/** The `ingest.*` settings that shape buffering, plus how long a write may wait for queue room. */
+export interface BufferOptions {
+  maxBufferSize: number;
+  maxBufferAgeMs: number;
+  flushWorkers: number;
+  flushQueueSize: number;
+  compression: ParquetCompression;
+  admissionTimeoutMs: number;
+}
+
+/** Collaborators, built by main.ts. `onRelease` receives WAL tickets whose rows are all in registered files. */
+export interface BufferDeps {
+  instance: DuckDBInstance;
+  store: ObjectStore;
+  manifest: FileManifestStore;
+  metrics: SvcMetrics;
+  logger: Logger;
+  onRelease?: (ticket: unknown) => void;
+}
+
+/** Counters for the stats endpoints. */
+export interface BufferStats {
+  buffered_records: number;
+  buffers: number;
+  in_flight_jobs: number;
+  in_flight_records: number;
+  queue_depth: number;
+  flushing: number;
+  flushes: number;
+  records_written: number;
+  flush_failures: number;
+  last_flush_at: string | null;
+  last_error: string | null;
+  /** The latest flush attempt failed (rows kept and retried). */
+  failing: boolean;
+}
+
+const keyOf = (database: string, measurement: string) => `${database}\n${measurement}`;
+
+/** Per-measurement write buffers with size, age, schema-change, explicit and shutdown flushes. */
+export class BufferSet {
+  private readonly active = new Map<string, MeasurementBuffer>();
+  private readonly inflight = new Map<string, FlushJob[]>();
+  private readonly tickets: TicketTracker;
+  private readonly queue: FlushQueue;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false };
+
+  private constructor(
+    private readonly deps: BufferDeps,
+    private readonly opts: BufferOptions,
+    private readonly connections: DuckDBConnection[],
+  ) {
+    this.tickets = new TicketTracker(deps.onRelease ?? (() => {}));
+    this.queue = new FlushQueue({
+      connections,
+      capacity: opts.flushQueueSize,
+      run: (conn, job, runner) => this.runJob(conn, job, runner),
+      onFailure: (job, err) => this.failed(job, err),
+      onDepth: (d) => deps.metrics.bufferQueueDepth.set(d),
+    });
+    // The age check runs a few times per max age, so a buffer is flushed at most ~25% late.
+    const tick = Math.max(10, Math.min(1000, Math.floor(opts.maxBufferAgeMs / 4)));
+    this.timer = setInterval(() => this.sealOlderThan(opts.maxBufferAgeMs), tick);
+  }
+
+  /** Opens one DuckDB connection per flush worker and starts them. */
+  static async create(deps: BufferDeps, opts: BufferOptions): Promise<BufferSet> {
+    const connections = await Promise.all(Array.from({ length: opts.flushWorkers }, () => deps.instance.connect()));
+    return new BufferSet(deps, opts, connections);
+  }
+
+  /** Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full. */
+  waitForRoom(): Promise<void> {
+    return this.queue.waitForRoom(this.opts.admissionTimeoutMs);
+  }
+
+  /**
+   * Buffers rows (batches must not be mutated afterwards). A column whose type cannot join the
+   * buffered rows flushes them first (schema change). `ticket` is released through `onRelease` once
+   * every row of this append is in a registered file.
+   */
+  append(database: string, batches: readonly ColumnBatch[], ticket?: unknown): void {
+    for (const batch of batches) {
+      if (batch.length === 0) continue;
+      const key = keyOf(database, batch.measurement);
+      let buf = this.active.get(key);
+      if (buf && buf.conflict(batch) !== null) {
+        this.seal(key, buf);
+        buf = undefined;
+      }
+      if (!buf) this.active.set(key, (buf = new MeasurementBuffer(database, batch.measurement)));
+      buf.add(batch);
+      if (ticket !== undefined && !buf.tickets.has(ticket)) {
+        buf.tickets.add(ticket);
+        this.tickets.hold(ticket);
+      }
+      if (buf.rows >= this.opts.maxBufferSize) this.seal(key, buf);
+    }
+    if (ticket !== undefined) this.tickets.releaseIfUnheld(ticket);
+  }
+
+  /** Rows acknowledged but not yet in a registered file (in flight first, then buffered), oldest first; do not mutate. */
+  snapshot(database: string, measurement: string): ColumnBatch[] {
+    const key = keyOf(database, measurement);
+    const out: ColumnBatch[] = [];
+    for (const job of this.inflight.get(key) ?? []) out.push(...job.batches);
+    const buf = this.active.get(key);
+    if (buf) out.push(...buf.batches);
+    return out;
+  }
+
+  /** (database, measurement) pairs that have rows in buffers or in flight, optionally within one database. */
+  measurements(database?: string): { database: string; measurement: string }[] {
+    const keys = new Set([...this.active.keys(), ...this.inflight.keys()]);
+    return [...keys]
+      .map((k) => {
+        const [db, m] = k.split('\n') as [string, string];
+        return { database: db, measurement: m };
+      })
+      .filter((p) => database === undefined || p.database === database)
+      .sort((a, b) => a.database.localeCompare(b.database) || a.measurement.localeCompare(b.measurement));
+  }
+
+  /** Flushes every buffer; resolves true when all of those rows are in registered files within `timeoutMs`. */
+  async flushAll(timeoutMs = Infinity): Promise<boolean> {
+    for (const [key, buf] of [...this.active]) this.seal(key, buf);
+    const all = Promise.all([...this.inflight.values()].flat().map((j) => j.done)).then(() => true);
+    if (!Number.isFinite(timeoutMs)) return all;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+    try {
+      return await Promise.race([all, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Shutdown: stops the age timer, flushes everything, then closes the flush connections. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushAll();
+    await this.queue.drained();
+    this.queue.stop();
+    for (const c of this.connections) c.closeSync();
+  }
+
+  /** Rows acknowledged and not yet in a registered file (svc_buffer_records_buffered). */
+  bufferedRecords(): number {
+    const s = this.stats();
+    return s.buffered_records + s.in_flight_records;
+  }
+
+  /** Current counters for the stats endpoints. */
+  stats(): BufferStats {
+    let buffered = 0;
+    for (const b of this.active.values()) buffered += b.rows;
+    let jobs = 0;
+    let inflightRows = 0;
+    for (const list of this.inflight.values()) for (const j of list) (jobs++, (inflightRows += j.rows));
+    const c = this.counters;
+    return {
+      buffered_records: buffered,
+      buffers: this.active.size,
+      in_flight_jobs: jobs,
+      in_flight_records: inflightRows,
+      queue_depth: this.queue.depth,
+      flushing: this.queue.active,
+      flushes: c.flushes,
+      records_written: c.recordsWritten,
+      flush_failures: c.failures,
+      last_flush_at: c.lastFlushAt,
+      last_error: c.lastError,
+      failing: c.failing,
+    };
+  }
+
+  private sealOlderThan(ageMs: number): void {
+    const now = performance.now();
+    for (const [key, buf] of [...this.active]) if (now - buf.createdAt >= ageMs) this.seal(key, buf);
+  }
+
+  /** Moves a buffer's rows into a flush job (same tick: the rows stay visible to `snapshot`). */
+  private seal(key: string, buf: MeasurementBuffer): void {
+    this.active.delete(key);
+    if (buf.rows === 0) return;
+    const job = sealJob(this.deps.manifest, buf.database, buf.measurement, buf.batches, buf.rows, [...buf.tickets]);
+    const list = this.inflight.get(key);
+    if (list) list.push(job);
+    else this.inflight.set(key, [job]);
+    this.queue.push(job);
+  }
+
+  private async runJob(conn: DuckDBConnection, job: FlushJob, runner: number): Promise<void> {
+    const files = await writeJob(conn, this.deps.store, job, this.opts.compression, `svc_flush_${runner}`);
+    try {
+      this.deps.manifest.add(files);
+    } catch (err) {
+      await Promise.all(files.map((f) => this.deps.store.delete(f.path).catch(() => false)));
+      throw err;
+    }
+    // Registered: from this tick on, readers find the rows in the manifest, so they leave the snapshot now.
+    const key = keyOf(job.database, job.measurement);
+    const list = this.inflight.get(key) ?? [];
+    const at = list.indexOf(job);
+    if (at >= 0) list.splice(at, 1);
+    if (list.length === 0) this.inflight.delete(key);
+    this.counters.flushes++;
+    this.counters.failing = false;
+    this.counters.recordsWritten += job.rows;
+    this.counters.lastFlushAt = new Date().toISOString();
+    this.deps.metrics.bufferFlushes.inc();
+    this.deps.metrics.bufferRecordsWritten.inc(job.rows);
+    for (const t of job.tickets) this.tickets.drop(t);
+    job.resolve();
+  }
+
+  private failed(job: FlushJob, err: unknown): void {
+    this.counters.failures++;
+    this.counters.failing = true;
+    this.counters.lastError = messageOf(err);
+    this.deps.metrics.bufferFlushFailures.inc();
+    this.deps.logger.error('cannot flush buffer; rows kept, will retry', {
+      database: job.database,
+      measurement: job.measurement,
+      rows: job.rows,
+      attempt: job.attempts,
+      error: messageOf(err),
+    });
+  }
+}

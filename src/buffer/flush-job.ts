@@ -1,0 +1,73 @@
+/** A sealed buffer on its way to Parquet, and the code that writes one. */
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
+import type { DuckDBConnection } from '../duckdb/index.ts';
+import type { ColumnBatch } from '../ingest/index.ts';
+import { writeHourFiles, type ParquetCompression } from '../parquet/index.ts';
+import { dataFileKey, type ObjectStore } from '../storage/index.ts';
+
+/** Rows sealed for one flush. `seq` is reserved at seal time, so flush order = write order (last-write-wins). */
+export interface FlushJob {
+  database: string;
+  measurement: string;
+  batches: ColumnBatch[];
+  rows: number;
+  tickets: unknown[];
+  seq: number;
+  attempts: number;
+  /** Resolves once the rows are in registered files. */
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+/** Seals rows into a job, reserving its flush sequence from the manifest. */
+export function sealJob(manifest: FileManifestStore, database: string, measurement: string, batches: ColumnBatch[], rows: number, tickets: unknown[]): FlushJob {
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  return { database, measurement, batches, rows, tickets, seq: manifest.nextSeq(), attempts: 0, done, resolve };
+}
+
+/**
+ * Writes a job's rows as one Parquet file per UTC hour and puts them into the store. Returns the
+ * manifest entries; registering them is the caller's (synchronous) step. On failure nothing is left
+ * under a final key, so a retry cannot produce duplicates.
+ */
+export async function writeJob(conn: DuckDBConnection, store: ObjectStore, job: FlushJob, compression: ParquetCompression, table: string): Promise<ManifestFile[]> {
+  const keys = new Map<number, string>();
+  const written = await writeHourFiles(conn, job.batches, {
+    compression,
+    table,
+    pathFor(hour) {
+      const key = dataFileKey(job.database, job.measurement, hour);
+      keys.set(hour, key);
+      return store.scratchPath(basename(key));
+    },
+  });
+  const out: ManifestFile[] = [];
+  const createdAt = new Date().toISOString();
+  try {
+    for (const f of written) {
+      const key = keys.get(f.hour)!;
+      const info = await store.put(key, { file: f.path });
+      out.push({
+        path: key,
+        database: job.database,
+        measurement: job.measurement,
+        hour: f.hour,
+        minTime: f.minTime,
+        maxTime: f.maxTime,
+        rows: f.rows,
+        bytes: info.bytes,
+        columns: f.columns,
+        seq: job.seq,
+        createdAt,
+      });
+    }
+  } catch (err) {
+    await Promise.all(out.map((f) => store.delete(f.path).catch(() => false)));
+    await Promise.all(written.slice(out.length).map((f) => rm(f.path, { force: true }).catch(() => undefined)));
+    throw err;
+  }
+  return out;
+}

@@ -1,0 +1,52 @@
+/**
+ * The one way rows enter storage, shared by every write route: validate names, register the
+ * database, wait for flush-queue room, append to the WAL (when on), then buffer. When `write`
+ * resolves the rows are acknowledged: queryable at once and never dropped.
+ */
+import type { DatabaseStore } from '../catalog/index.ts';
+import type { ColumnBatch } from '../ingest/index.ts';
+import { invalid } from '../lib/errors.ts';
+import { assertDatabaseName, columnNameProblem, measurementNameProblem } from '../lib/names.ts';
+import type { SvcMetrics } from '../observability/index.ts';
+import type { BufferSet } from './buffer-set.ts';
+
+/** The part of the WAL the write path uses; the ticket comes back to the WAL through BufferDeps.onRelease. */
+export interface WalAppender {
+  append(database: string, batches: ColumnBatch[]): Promise<unknown>;
+}
+
+/** Accepts parsed rows for a database; see the file comment for the order of steps. */
+export class WriteService {
+  constructor(
+    private readonly deps: { buffers: BufferSet; databases: DatabaseStore; metrics: SvcMetrics; wal?: WalAppender | null },
+  ) {}
+
+  /** Throws AppError invalid when a measurement or column name is unsafe; returns the row count. */
+  validate(batches: readonly ColumnBatch[]): number {
+    let rows = 0;
+    for (const b of batches) {
+      const problem = measurementNameProblem(b.measurement);
+      if (problem) throw invalid(problem);
+      for (const name of b.columns.keys()) {
+        const colProblem = columnNameProblem(name) ?? (name.toLowerCase() === 'time' ? `column name '${name}' is reserved for the timestamp` : null);
+        if (colProblem) throw invalid(`measurement '${b.measurement}': ${colProblem}`);
+      }
+      rows += b.length;
+    }
+    return rows;
+  }
+
+  /** Validates, then makes `batches` durable-as-configured and visible; resolves to the number of rows written. */
+  async write(database: string, batches: ColumnBatch[]): Promise<number> {
+    assertDatabaseName(database);
+    const rows = this.validate(batches);
+    if (rows === 0) return 0;
+    this.deps.databases.ensure(database);
+    await this.deps.buffers.waitForRoom();
+    const ticket = this.deps.wal ? await this.deps.wal.append(database, batches) : undefined;
+    this.deps.buffers.append(database, batches, ticket);
+    this.deps.metrics.ingestRecords.inc(rows);
+    this.deps.metrics.ingestBatches.inc();
+    return rows;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Sorted ColumnBatches -> Parquet files, one per UTC hour, written by DuckDB's COPY from a table
+ * loaded with table-loader.ts. DuckDB was measured faster than hyparquet-writer on the ingest
+ * benchmark shape (see bench/parquet-writer.bench.ts), and its COPY runs off the JS thread.
+ */
+import type { DuckDBConnection } from '../duckdb/index.ts';
+import { MICROS_PER_HOUR, type ColumnBatch } from '../ingest/index.ts';
+import { hourLayout, type HourPart } from './hour-layout.ts';
+import { loadBatchesIntoTable, quoteIdent, type LoadedTable } from './table-loader.ts';
+
+/** Parquet compression codecs (`ingest.compression`). */
+export type ParquetCompression = 'snappy' | 'zstd' | 'gzip' | 'none';
+
+/** One written file: the hour it holds, where it is, rows and time range, and its columns. */
+export interface WrittenFile extends HourPart {
+  path: string;
+  columns: string[];
+}
+
+/** How to write: codec, where each hour's file goes, and a table name unique to the caller. */
+export interface WriteFilesOptions {
+  compression: ParquetCompression;
+  /** Local path for the file of hour `hour` (epoch µs). */
+  pathFor(hour: number): string;
+  /** Scratch table name (each concurrent writer needs its own). */
+  table: string;
+}
+
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** Writes `batches` (one measurement) as one time-sorted Parquet file per UTC hour. */
+export async function writeHourFiles(conn: DuckDBConnection, batches: readonly ColumnBatch[], opts: WriteFilesOptions): Promise<WrittenFile[]> {
+  const { parts, sorted } = hourLayout(batches);
+  if (parts.length === 0) return [];
+  const loaded = await loadBatchesIntoTable(conn, opts.table, batches, { strings: 'enum' });
+  try {
+    const out: WrittenFile[] = [];
+    for (const part of parts) {
+      const path = opts.pathFor(part.hour);
+      const range = parts.length === 1 ? null : { from: part.hour, to: part.hour + MICROS_PER_HOUR };
+      await copyTableToParquet(conn, loaded, path, { compression: opts.compression, sorted, range });
+      out.push({ ...part, path, columns: loaded.columns.map((c) => c.name) });
+    }
+    return out;
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${quoteIdent(opts.table)}`);
+  }
+}
+
+/**
+ * COPYs a loaded table (optionally only times in [range.from, range.to) µs) to a Parquet file at
+ * `path`, ordered by time (stable: equal times keep arrival order) unless `sorted` says it already is.
+ * Tag column names go into the key/value metadata `tags`.
+ */
+export async function copyTableToParquet(
+  conn: DuckDBConnection,
+  loaded: LoadedTable,
+  path: string,
+  opts: { compression: ParquetCompression; sorted: boolean; range: { from: number; to: number } | null },
+): Promise<void> {
+  // ENUM columns are written as they are: DuckDB stores them as plain UTF8 strings (read back as
+  // VARCHAR), reusing the dictionary it already has, which is faster than casting to VARCHAR first.
+  const select = loaded.columns.map((c) => quoteIdent(c.name)).join(', ');
+  const where = opts.range ? ` WHERE time >= make_timestamp(${opts.range.from}::BIGINT) AND time < make_timestamp(${opts.range.to}::BIGINT)` : '';
+  const order = opts.sorted ? '' : ' ORDER BY time, rowid';
+  const tags = JSON.stringify(loaded.columns.filter((c) => c.tag).map((c) => c.name));
+  const codec = opts.compression === 'none' ? 'uncompressed' : opts.compression;
+  await conn.run(
+    `COPY (SELECT ${select} FROM ${quoteIdent(loaded.table)}${where}${order}) TO ${sqlString(path)} ` +
+      `(FORMAT parquet, COMPRESSION ${codec}, KV_METADATA {tags: ${sqlString(tags)}})`,
+  );
+}

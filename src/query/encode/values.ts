@@ -1,0 +1,170 @@
+/**
+ * Value readers over raw DuckDB vectors shared by the encoders: 64-bit integers read as two 32-bit
+ * halves (no BigInt per value when the value fits a double exactly), decimals as numbers, and
+ * timestamps as RFC 3339 UTC text with the seconds prefix cached (rows of a time series mostly
+ * share their second with the previous row).
+ */
+import { stringBytes, type RawVector } from '../../duckdb/index.ts';
+import type { ColumnKind, TimeUnit } from './column-kind.ts';
+
+const TWO_32 = 4294967296;
+const TWO_53 = 9007199254740992;
+
+/** A view of `raw.data` as 32-bit words (copied once when DuckDB's buffer is not 4-byte aligned). */
+export function words(raw: RawVector): Int32Array {
+  const d = raw.data;
+  if (d.byteOffset % 4 === 0) return new Int32Array(d.buffer, d.byteOffset, d.byteLength >> 2);
+  return new Int32Array(d.slice().buffer);
+}
+
+/** A typed view of fixed-width `raw.data` for the numeric kinds (copied when misaligned). */
+export function numberView(raw: RawVector, wire: string): ArrayLike<number> {
+  const d = raw.data;
+  const aligned = (w: number) => (d.byteOffset % w === 0 ? d : d.slice());
+  switch (wire) {
+    case 'int8':
+      return new Int8Array(d.buffer, d.byteOffset, d.byteLength);
+    case 'uint8':
+      return d;
+    case 'int16': {
+      const a = aligned(2);
+      return new Int16Array(a.buffer, a.byteOffset, a.byteLength >> 1);
+    }
+    case 'uint16': {
+      const a = aligned(2);
+      return new Uint16Array(a.buffer, a.byteOffset, a.byteLength >> 1);
+    }
+    case 'int32': {
+      const a = aligned(4);
+      return new Int32Array(a.buffer, a.byteOffset, a.byteLength >> 2);
+    }
+    case 'uint32': {
+      const a = aligned(4);
+      return new Uint32Array(a.buffer, a.byteOffset, a.byteLength >> 2);
+    }
+    case 'float32': {
+      const a = aligned(4);
+      return new Float32Array(a.buffer, a.byteOffset, a.byteLength >> 2);
+    }
+    default: {
+      const a = aligned(8);
+      return new Float64Array(a.buffer, a.byteOffset, a.byteLength >> 3);
+    }
+  }
+}
+
+/** Signed 64-bit value `i` of `w` as a number (rounded beyond 2^53). */
+export function int64At(w: Int32Array, i: number): number {
+  return w[2 * i + 1]! * TWO_32 + (w[2 * i]! >>> 0);
+}
+
+/** Unsigned 64-bit value `i` of `w` as a number (rounded beyond 2^53). */
+export function uint64At(w: Int32Array, i: number): number {
+  return (w[2 * i + 1]! >>> 0) * TWO_32 + (w[2 * i]! >>> 0);
+}
+
+/** Exact decimal text of 64-bit value `i` (signed or not), for JSON numbers beyond 2^53. */
+export function int64Text(w: Int32Array, i: number, signed: boolean): string {
+  const n = signed ? int64At(w, i) : uint64At(w, i);
+  if (Math.abs(n) < TWO_53) return String(n);
+  const big = (BigInt(w[2 * i + 1]! >>> 0) << 32n) | BigInt(w[2 * i]! >>> 0);
+  return (signed ? BigInt.asIntN(64, big) : big).toString();
+}
+
+/** Value `i` of a DECIMAL/HUGEINT vector as an exact BigInt of its unscaled digits. */
+export function unscaledAt(raw: RawVector, kind: ColumnKind & { k: 'decimal' }, i: number): bigint {
+  const d = raw.data;
+  const dv = new DataView(d.buffer, d.byteOffset, d.byteLength);
+  switch (kind.width) {
+    case 2:
+      return BigInt(dv.getInt16(i * 2, true));
+    case 4:
+      return BigInt(dv.getInt32(i * 4, true));
+    case 8:
+      return dv.getBigInt64(i * 8, true);
+    case 16: {
+      const lo = dv.getBigUint64(i * 16, true);
+      const hi = kind.signed ? dv.getBigInt64(i * 16 + 8, true) : dv.getBigUint64(i * 16 + 8, true);
+      return (hi << 64n) | lo;
+    }
+  }
+}
+
+/** Value `i` of a DECIMAL/HUGEINT vector as a number: an integer when the scale is 0, else scaled. */
+export function decimalAt(raw: RawVector, kind: ColumnKind & { k: 'decimal' }, i: number): number {
+  const d = raw.data;
+  let n: number;
+  if (kind.width === 2) n = new DataView(d.buffer, d.byteOffset).getInt16(i * 2, true);
+  else if (kind.width === 4) n = new DataView(d.buffer, d.byteOffset).getInt32(i * 4, true);
+  else n = Number(unscaledAt(raw, kind, i));
+  return kind.scale === 0 ? n : n / 10 ** kind.scale;
+}
+
+/** Exact JSON number text of a DECIMAL/HUGEINT value (digits beyond 2^53 kept for scale 0). */
+export function decimalText(raw: RawVector, kind: ColumnKind & { k: 'decimal' }, i: number): string {
+  if (kind.scale === 0 && kind.width >= 8) return unscaledAt(raw, kind, i).toString();
+  return jsonNumber(decimalAt(raw, kind, i));
+}
+
+/** A number as JSON text: NaN and infinities become null. */
+export function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+const UNIT_PER_SEC: Record<TimeUnit, number> = { s: 1, ms: 1e3, us: 1e6, ns: 1e9 };
+const FRAC_DIGITS: Record<TimeUnit, number> = { s: 0, ms: 3, us: 6, ns: 9 };
+
+/** Formats epoch values of one unit as RFC 3339 UTC (`2024-01-02T03:04:05.123456Z`, trailing zeros trimmed). */
+export class TimestampFormatter {
+  private lastSec = Number.NaN;
+  private lastPrefix = '';
+  private readonly perSec: number;
+  private readonly digits: number;
+
+  constructor(private readonly unit: TimeUnit) {
+    this.perSec = UNIT_PER_SEC[unit];
+    this.digits = FRAC_DIGITS[unit];
+  }
+
+  /** Text of 64-bit value `i` of `w` (exact for every unit; ns values go through BigInt). */
+  at(w: Int32Array, i: number): string {
+    if (this.unit === 'ns') {
+      const big = BigInt.asIntN(64, (BigInt(w[2 * i + 1]! >>> 0) << 32n) | BigInt(w[2 * i]! >>> 0));
+      const sec = big / 1_000_000_000n - (big % 1_000_000_000n < 0n ? 1n : 0n);
+      return this.format(Number(sec), Number(big - sec * 1_000_000_000n));
+    }
+    return this.ofValue(int64At(w, i));
+  }
+
+  /** Text of one value in this formatter's unit. */
+  ofValue(v: number): string {
+    const sec = Math.floor(v / this.perSec);
+    return this.format(sec, v - sec * this.perSec);
+  }
+
+  private format(sec: number, frac: number): string {
+    if (sec !== this.lastSec) {
+      this.lastSec = sec;
+      const d = new Date(sec * 1000);
+      this.lastPrefix = Number.isNaN(d.getTime()) ? String(sec) : d.toISOString().slice(0, -5);
+    }
+    if (frac === 0) return this.lastPrefix + 'Z';
+    let f = String(frac).padStart(this.digits, '0');
+    let end = f.length;
+    while (f.charCodeAt(end - 1) === 48) end--;
+    if (end !== f.length) f = f.slice(0, end);
+    return this.lastPrefix + '.' + f + 'Z';
+  }
+}
+
+/** DATE value (days since epoch) as `YYYY-MM-DD`. */
+export function dateText(days: number): string {
+  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+}
+
+const decoder = new TextDecoder();
+
+/** String `i` of a VARCHAR vector. */
+export function stringAt(raw: RawVector, i: number): string {
+  return decoder.decode(stringBytes(raw.data, i));
+}

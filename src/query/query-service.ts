@@ -1,0 +1,128 @@
+/**
+ * The query engine's public face: runs SQL (or a SHOW statement) on a pooled, sandboxed DuckDB
+ * connection under `query.timeout` and the client's abort signal, counts and logs the outcome, and
+ * hands the result to the caller's encoder. Also answers estimates and measurement listings.
+ */
+import type { ConnectionPool, DuckDBConnection } from '../duckdb/index.ts';
+import { AppError } from '../lib/errors.ts';
+import type { Logger, SvcMetrics } from '../observability/index.ts';
+import type { ResultColumn } from './encode/result.ts';
+import { engineError, isInterrupt } from './engine-errors.ts';
+import { executeSelect, type ChunkEncoder, type QueryProfile } from './execution.ts';
+import { estimateQuery, type QueryEstimate } from './estimate.ts';
+import { showSql } from './show-sql.ts';
+import { parseShow } from './sql/show.ts';
+import type { TableSource } from './table-source.ts';
+
+/** Settings of the engine (from [query]). */
+export interface QueryServiceOptions {
+  /** query.timeout in ms; 0 disables. */
+  timeoutMs: number;
+  /** query.slow_query_threshold_ms; 0 disables. */
+  slowQueryMs: number;
+}
+
+/** One request to run. */
+export interface QueryRequest {
+  sql: string;
+  /** x-svc-database: resolves bare measurement names. */
+  database?: string;
+  /** Aborts (client disconnect) cancel the running statement. */
+  signal?: AbortSignal;
+  /** Refuse SHOW/DESCRIBE with this message (the Arrow route). */
+  refuseShow?: string;
+  /** false: read all files, no pruning (tests compare both). */
+  prune?: boolean;
+}
+
+/** A finished query. */
+export interface QueryOutcome<E> {
+  encoder: E;
+  columns: ResultColumn[];
+  executionTimeMs: number;
+  profile: QueryProfile;
+}
+
+/** Runs queries; built once by main.ts. */
+export class QueryService {
+  constructor(
+    private readonly pool: ConnectionPool,
+    private readonly source: TableSource,
+    private readonly opts: QueryServiceOptions,
+    private readonly metrics: SvcMetrics | null = null,
+    private readonly logger: Logger | null = null,
+  ) {}
+
+  /** Runs `req.sql` and streams its result into the encoder built from the result columns. */
+  async run<E extends ChunkEncoder>(req: QueryRequest, makeEncoder: (columns: ResultColumn[]) => E): Promise<QueryOutcome<E>> {
+    const started = performance.now();
+    this.metrics?.queryRequests.inc();
+    try {
+      const show = parseShow(req.sql);
+      if (show && req.refuseShow) throw new AppError('invalid', req.refuseShow);
+      const out = await this.withConnection(req.signal, async (conn) => {
+        if (!show) return executeSelect(conn, this.source, req, makeEncoder);
+        const sql = await showSql(show, req.database, this.source, (describe) => this.columnsOf(conn, describe, req.database));
+        return executeSelect(conn, this.source, { sql }, makeEncoder);
+      });
+      const executionTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
+      this.noteSlow(req.sql, executionTimeMs, out.encoder.rowCount);
+      return { ...out, executionTimeMs };
+    } catch (err) {
+      this.metrics?.queryErrors.inc();
+      throw err;
+    }
+  }
+
+  /** Files, bytes and rows a query would scan (see estimate.ts). */
+  async estimate(req: { sql: string; database?: string }): Promise<QueryEstimate> {
+    return this.withConnection(undefined, (conn) => estimateQuery(conn, this.source, req.sql, req.database));
+  }
+
+  /** Measurements with data, optionally of one database. */
+  measurements(database?: string): { database: string; measurement: string }[] {
+    return this.source.measurements(database);
+  }
+
+  /** Columns and DuckDB types of `SELECT * FROM <sql's table>` (for DESCRIBE). */
+  private async columnsOf(conn: DuckDBConnection, sql: string, database: string | undefined): Promise<ResultColumn[]> {
+    const { columns } = await executeSelect(conn, this.source, { sql, database }, () => ({ add() {}, rowCount: 0 }));
+    return columns;
+  }
+
+  /** Borrows a connection and interrupts its statement on timeout or client abort. */
+  private async withConnection<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.pool.use(async (conn) => {
+      let why: 'timeout' | 'aborted' | null = null;
+      const interrupt = (reason: 'timeout' | 'aborted') => {
+        why ??= reason;
+        conn.interrupt();
+      };
+      const timer = this.opts.timeoutMs > 0 ? setTimeout(() => interrupt('timeout'), this.opts.timeoutMs) : null;
+      const onAbort = () => interrupt('aborted');
+      if (signal?.aborted) why = 'aborted';
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        if (why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected');
+        return await fn(conn);
+      } catch (err) {
+        if (why === 'timeout' || (why === null && isInterrupt(err) && timer === null)) {
+          this.metrics?.queryTimeouts.inc();
+          throw new AppError('timeout', `query cancelled: it ran longer than query.timeout (${this.opts.timeoutMs} ms)`, { cause: err });
+        }
+        if (why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected', { cause: err });
+        throw engineError(err);
+      } finally {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+    });
+  }
+
+  private noteSlow(sql: string, ms: number, rows: number): void {
+    const threshold = this.opts.slowQueryMs;
+    if (threshold <= 0 || ms < threshold) return;
+    this.metrics?.slowQueries.inc();
+    this.logger?.warn('slow query', { duration_ms: ms, threshold_ms: threshold, rows, sql: sql.length > 2000 ? `${sql.slice(0, 2000)}...` : sql });
+  }
+}

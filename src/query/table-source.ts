@@ -1,0 +1,80 @@
+/**
+ * Where a measurement's rows are: Parquet files from the manifest plus rows still in the write
+ * buffers. Both calls are synchronous on purpose: the planner reads the manifest and the buffer
+ * snapshot in the same tick, so a flush cannot move rows between them and every row is seen once.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import type { DatabaseStore, FileManifestStore } from '../catalog/index.ts';
+import type { ColumnBatch } from '../ingest/index.ts';
+
+/** One data file as the planner needs it. Times are epoch µs, inclusive. */
+export interface SourceFile {
+  /** Absolute path DuckDB reads. */
+  path: string;
+  minTime: number;
+  maxTime: number;
+  rows: number;
+  bytes: number;
+}
+
+/** The planner's view of storage. */
+export interface TableSource {
+  /** Files of one measurement overlapping [minTime, maxTime] (either bound optional). */
+  files(database: string, measurement: string, minTime?: number, maxTime?: number): SourceFile[];
+  /** Rows acknowledged but not yet in any listed file. */
+  buffered(database: string, measurement: string): ColumnBatch[];
+  /** Every database name known (catalog, files, buffers), sorted. */
+  databases(): string[];
+  /** Measurements with files or buffered rows, optionally within one database, sorted. */
+  measurements(database?: string): { database: string; measurement: string }[];
+  /** Folder every data file lives under (DuckDB may read only there). */
+  readonly root: string;
+}
+
+/** The write buffers as the query side sees them. */
+export interface BufferedRows {
+  snapshot(database: string, measurement: string): ColumnBatch[];
+  measurements(database?: string): { database: string; measurement: string }[];
+}
+
+/** TableSource over the file manifest, the local storage root and (optionally) the write buffers. */
+export class ManifestTableSource implements TableSource {
+  readonly root: string;
+
+  constructor(
+    private readonly manifest: FileManifestStore,
+    root: string,
+    private readonly buffers: BufferedRows | null = null,
+    private readonly databaseStore: DatabaseStore | null = null,
+  ) {
+    this.root = isAbsolute(root) ? root : resolve(root);
+  }
+
+  files(database: string, measurement: string, minTime?: number, maxTime?: number): SourceFile[] {
+    return this.manifest.list({ database, measurement, minTime, maxTime }).map((f) => ({
+      path: resolve(this.root, f.path),
+      minTime: f.minTime,
+      maxTime: f.maxTime,
+      rows: f.rows,
+      bytes: f.bytes,
+    }));
+  }
+
+  buffered(database: string, measurement: string): ColumnBatch[] {
+    return this.buffers?.snapshot(database, measurement) ?? [];
+  }
+
+  databases(): string[] {
+    const names = new Set<string>((this.databaseStore?.list() ?? []).map((d) => d.name));
+    for (const m of this.measurements()) names.add(m.database);
+    return [...names].sort();
+  }
+
+  measurements(database?: string): { database: string; measurement: string }[] {
+    const seen = new Map<string, { database: string; measurement: string }>();
+    for (const m of [...this.manifest.measurements(database), ...(this.buffers?.measurements(database) ?? [])]) seen.set(`${m.database}\u0000${m.measurement}`, m);
+    return [...seen.values()].sort((a, b) => (a.database === b.database ? cmp(a.measurement, b.measurement) : cmp(a.database, b.database)));
+  }
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

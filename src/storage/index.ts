@@ -1,0 +1,5 @@
+/** Where data files live: the ObjectStore port, its backends, and the data-file key layout. */
+export type { ObjectStore, ObjectInfo, PutSource } from './object-store.ts';
+export { assertKey, assertPrefix, dataFileKey, parseDataFileKey, uniqueNanos } from './keys.ts';
+export { LocalObjectStore } from './local/local-object-store.ts';
+export { meteredStore } from './metered-store.ts';

@@ -1,0 +1,51 @@
+/**
+ * The memory service end to end on a real server, both services in one process: the memory service
+ * reaches the time-series API through the in-process fetch handler with its own `memory-service` token.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rmSync } from 'node:fs';
+import { agentsSuite } from './memory-suite-agents.ts';
+import { authSuite } from './memory-suite-auth.ts';
+import { memoriesSuite } from './memory-suite-memories.ts';
+import { searchSuite } from './memory-suite-search.ts';
+import { call, serverTarget, type MemoryTarget } from './memory-support.ts';
+import { ADMIN_TOKEN, startServer } from './helpers/server.ts';
+
+let target: MemoryTarget;
+beforeAll(async () => void (target = await serverTarget()));
+afterAll(async () => await target.stop());
+
+authSuite(() => target);
+memoriesSuite(() => target);
+searchSuite(() => target);
+agentsSuite(() => target);
+
+describe('startup', () => {
+  test('first run prints a generated admin key once to stderr; it works; a restart does not print it again', async () => {
+    const s = await startServer({ keepDir: true });
+    try {
+      const key = /initial admin API key[^\n]*\n(svcm_[A-Za-z0-9_-]+)\n/.exec(s.output())?.[1];
+      expect(key).toBeDefined();
+      expect((await call({ ...target, url: s.memoryUrl }, 'GET', '/api/v1/agents', undefined, key!)).status).toBe(200);
+      await s.stop();
+      const again = await startServer({ dir: s.dir });
+      expect(again.output()).not.toContain('initial admin API key');
+      expect((await call({ ...target, url: again.memoryUrl }, 'GET', '/api/v1/agents', undefined, key!)).status).toBe(200);
+      await again.cleanup();
+    } finally {
+      await s.stop();
+      rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the in-process memory service uses a dedicated non-admin time-series token', async () => {
+    const s = await startServer();
+    try {
+      const res = await s.fetch('/api/v1/auth/tokens', { token: ADMIN_TOKEN });
+      const { tokens } = (await res.json()) as { tokens: { name: string; is_admin: boolean }[] };
+      expect(tokens.find((x) => x.name === 'memory-service')).toMatchObject({ is_admin: false });
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
