@@ -16,7 +16,7 @@ import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
-import { LocalObjectStore, meteredStore } from './storage/index.ts';
+import { FileReaper, LocalObjectStore, meteredStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
 /** A running server: its listeners and the way to stop it. */
@@ -44,6 +44,9 @@ export async function startServices(config: Config, env: Record<string, string |
   if (config.storage.backend !== 'local') throw new Error(`cannot start: storage backend '${config.storage.backend}' is not available yet (use local)`);
   const store = meteredStore(await new LocalObjectStore(config.storage.local_path).open(), metrics);
   const manifest = new FileManifestStore(catalog);
+  // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
+  const reaper = new FileReaper({ store, manifest, logger });
+  await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
   const reconcileConn = await writeDuck.connect();
   await reconcileManifest({ store, manifest, conn: reconcileConn, logger });

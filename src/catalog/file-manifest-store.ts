@@ -61,15 +61,25 @@ export class FileManifestStore {
     this.replace([], files);
   }
 
-  /** Atomically removes `removed` paths and records `added` files (compaction, delete rewrites). */
+  /**
+   * Atomically removes `removed` paths and records `added` files (compaction, delete rewrites). Each
+   * removed path that is not re-added gets a tombstone in the same transaction: its object is deleted
+   * later by the reaper (once no query reads it), and a crash before that cannot bring it back.
+   */
   replace(removed: readonly string[], added: readonly ManifestFile[]): void {
     const del = this.db.prepare('DELETE FROM files WHERE path = ?');
+    const tomb = this.db.prepare('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
+    const readded = new Set(added.map((f) => f.path));
+    const now = new Date().toISOString();
     const ins = this.db.prepare(
       `INSERT OR REPLACE INTO files (path, database, measurement, hour, min_time, max_time, rows, bytes, columns, seq, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.db.transaction(() => {
-      for (const p of removed) del.run(p);
+      for (const p of removed) {
+        del.run(p);
+        if (!readded.has(p)) tomb.run(p, now);
+      }
       for (const f of added)
         ins.run(f.path, f.database, f.measurement, f.hour, f.minTime, f.maxTime, f.rows, f.bytes, JSON.stringify(f.columns), f.seq, f.createdAt);
       // The sequence stays ahead of every recorded file, also when files come from a rebuild or restore.
@@ -116,6 +126,16 @@ export class FileManifestStore {
       : this.db
           .query<{ database: string; measurement: string }, [string]>('SELECT DISTINCT database, measurement FROM files WHERE database = ? ORDER BY 2')
           .all(database);
+  }
+
+  /** Paths whose objects wait for deletion (see `replace`). */
+  tombstones(): string[] {
+    return this.db.query<{ path: string }, []>('SELECT path FROM file_tombstones ORDER BY created_at').all().map((r) => r.path);
+  }
+
+  /** Forgets a tombstone once its object is gone (or the path is live again). */
+  clearTombstone(path: string): void {
+    this.db.prepare('DELETE FROM file_tombstones WHERE path = ?').run(path);
   }
 
   /** Forgets every file (before a rebuild from a storage listing). */

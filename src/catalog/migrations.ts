@@ -73,4 +73,8 @@ export const migrations: readonly Migration[] = [
       updated_at TEXT NOT NULL
     );`,
   },
+  {
+    id: '0005_file_tombstones',
+    sql: `CREATE TABLE file_tombstones (path TEXT PRIMARY KEY, created_at TEXT NOT NULL);`,
+  },
 ];

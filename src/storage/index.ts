@@ -3,3 +3,4 @@ export type { ObjectStore, ObjectInfo, PutSource } from './object-store.ts';
 export { assertKey, assertPrefix, dataFileKey, parseDataFileKey, uniqueNanos } from './keys.ts';
 export { LocalObjectStore } from './local/local-object-store.ts';
 export { meteredStore } from './metered-store.ts';
+export { FileReaper } from './file-reaper.ts';

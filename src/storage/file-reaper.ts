@@ -1,0 +1,79 @@
+import type { FileManifestStore } from '../catalog/index.ts';
+import { messageOf } from '../lib/errors.ts';
+import type { Logger } from '../observability/index.ts';
+import type { ObjectStore } from './object-store.ts';
+
+/**
+ * Deletes data files that left the manifest (compaction inputs, emptied or dropped files) once no
+ * running query reads them. Queries lease the files they plan; a tombstoned file is deleted when its
+ * last lease is released, so a query running during a compaction or delete still reads what it planned.
+ */
+export class FileReaper {
+  private readonly leases = new Map<string, number>();
+  private collecting: Promise<number> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly deps: { store: ObjectStore; manifest: FileManifestStore; logger: Logger },
+  ) {}
+
+  /** Marks `keys` as read by a query until the returned release function is called (idempotent). */
+  acquire(keys: readonly string[]): () => void {
+    for (const k of keys) this.leases.set(k, (this.leases.get(k) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      let freed = false;
+      for (const k of keys) {
+        const n = (this.leases.get(k) ?? 1) - 1;
+        if (n <= 0) {
+          this.leases.delete(k);
+          freed = true;
+        } else this.leases.set(k, n);
+      }
+      if (freed) void this.collect();
+    };
+  }
+
+  /** True while some query holds `key`. */
+  inUse(key: string): boolean {
+    return this.leases.has(key);
+  }
+
+  /** Deletes every tombstoned object that no query holds; returns how many were deleted. Runs are serialized. */
+  collect(): Promise<number> {
+    if (this.collecting) {
+      this.again = true;
+      return this.collecting;
+    }
+    this.collecting = this.run().finally(() => {
+      this.collecting = null;
+      if (this.again) {
+        this.again = false;
+        void this.collect();
+      }
+    });
+    return this.collecting;
+  }
+
+  private async run(): Promise<number> {
+    const { store, manifest, logger } = this.deps;
+    let deleted = 0;
+    for (const path of manifest.tombstones()) {
+      if (this.leases.has(path)) continue;
+      // A path that is live again (rewritten in place) must never be deleted.
+      if (manifest.get(path)) {
+        manifest.clearTombstone(path);
+        continue;
+      }
+      try {
+        if (await store.delete(path)) deleted++;
+        manifest.clearTombstone(path);
+      } catch (err) {
+        logger.warn('cannot delete replaced data file; will retry', { path, error: messageOf(err) });
+      }
+    }
+    return deleted;
+  }
+}
