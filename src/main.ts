@@ -66,7 +66,9 @@ export async function startServices(config: Config, env: Record<string, string |
     },
   );
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
-  const writes = new WriteService({ buffers, databases: new DatabaseStore(catalog), metrics, wal: wal.enabled ? wal : null });
+  // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
+  const databases = new DatabaseStore(catalog);
+  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
   const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });

@@ -136,3 +136,15 @@ describe('MessagePack write', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('column names differing only in case', () => {
+  test('in one batch: 400; in later writes: the buffered rows are flushed first', async () => {
+    const res = await post('mp9', pack({ m: 'case', columns: { time: [T_MS], Host: ['a'], host: ['b'] } }));
+    expect(res.status).toBe(400);
+    expect((await jsonOf(res)).error).toContain('letter case');
+    expect((await post('mp9', pack({ m: 'case', columns: { time: [T_MS], host: ['a'] } }))).status).toBe(204);
+    expect((await post('mp9', pack({ m: 'case', columns: { time: [T_MS + 1], Host: ['b'] } }))).status).toBe(204);
+    await flush();
+    expect(dataFiles(s.dir).filter((f) => f.startsWith('mp9/'))).toHaveLength(2);
+  });
+});

@@ -64,6 +64,25 @@ describe('MQTT across server restarts', () => {
     }
   });
 
+  test('mqtt.enabled = false: records are managed but nothing connects; enabled again, auto_start brings them up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-mqtt-off-'));
+    let s = await startServer({ dir, env: { SVC_MQTT_ENABLED: 'false' } });
+    const r = await json(s, 'POST', '/api/v1/mqtt/subscriptions', { name: 'off', broker: broker.url, topics: ['off/#'], database: 'rs', username: 'dev', password: PASSWORD });
+    expect(r.status).toBe(201);
+    expect(r.body.status).toBe('stopped');
+    const start = await json(s, 'POST', `/api/v1/mqtt/subscriptions/${r.body.id}/start`);
+    expect(start.status).toBe(409);
+    expect(start.body.error).toContain('mqtt.enabled = false');
+    expect((await json(s, 'GET', '/api/v1/mqtt/health')).body).toMatchObject({ status: 'disabled', running_count: 0 });
+    await s.stop();
+    s = await startServer({ dir });
+    try {
+      await waitFor('auto_start after enabling', async () => (await detail(s, r.body.id)).connected);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
   test('mqtt.encryption_key from config: no key file; a malformed key stops startup with one clear line', async () => {
     const key = Buffer.alloc(32, 9).toString('base64');
     const s = await startServer({ env: { SVC_MQTT_ENCRYPTION_KEY: key } });

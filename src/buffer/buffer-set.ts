@@ -210,7 +210,7 @@ export class BufferSet {
   }
 
   private async runJob(conn: DuckDBConnection, job: FlushJob, runner: number): Promise<void> {
-    const files = await writeJob(conn, this.deps.store, job, this.opts.compression, `svc_flush_${runner}`);
+    const files = await writeJob(conn, this.deps.store, this.deps.manifest, job, this.opts.compression, `svc_flush_${runner}`);
     try {
       this.deps.manifest.add(files);
     } catch (err) {

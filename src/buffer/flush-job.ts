@@ -33,7 +33,14 @@ export function sealJob(manifest: FileManifestStore, database: string, measureme
  * manifest entries; registering them is the caller's (synchronous) step. On failure nothing is left
  * under a final key, so a retry cannot produce duplicates.
  */
-export async function writeJob(conn: DuckDBConnection, store: ObjectStore, job: FlushJob, compression: ParquetCompression, table: string): Promise<ManifestFile[]> {
+export async function writeJob(
+  conn: DuckDBConnection,
+  store: ObjectStore,
+  manifest: FileManifestStore,
+  job: FlushJob,
+  compression: ParquetCompression,
+  table: string,
+): Promise<ManifestFile[]> {
   const keys = new Map<number, string>();
   const written = await writeHourFiles(conn, job.batches, {
     compression,
@@ -49,6 +56,8 @@ export async function writeJob(conn: DuckDBConnection, store: ObjectStore, job: 
   try {
     for (const f of written) {
       const key = keys.get(f.hour)!;
+      // Tickets mean the WAL holds these rows until they are registered (see FileManifestStore.intend).
+      manifest.intend(key, job.tickets.length > 0);
       const info = await store.put(key, { file: f.path });
       out.push({
         path: key,
@@ -66,6 +75,7 @@ export async function writeJob(conn: DuckDBConnection, store: ObjectStore, job: 
     }
   } catch (err) {
     await Promise.all(out.map((f) => store.delete(f.path).catch(() => false)));
+    for (const f of out) manifest.clearPending(f.path);
     await Promise.all(written.slice(out.length).map((f) => rm(f.path, { force: true }).catch(() => undefined)));
     throw err;
   }

@@ -10,6 +10,7 @@ export class MeasurementBuffer {
   readonly batches: ColumnBatch[] = [];
   readonly tickets = new Set<unknown>();
   readonly types = new Map<string, ColumnType>();
+  private readonly spellings = new Map<string, string>();
   rows = 0;
   /** When the first row arrived (ms, monotonic clock); drives the age flush. */
   readonly createdAt = performance.now();
@@ -24,6 +25,9 @@ export class MeasurementBuffer {
     for (const [name, col] of batch.columns) {
       const have = this.types.get(name);
       if (have !== undefined && !compatible(have, col.type)) return name;
+      // `Host` after `host`: one file cannot hold both, so the buffered rows go first.
+      const spelled = this.spellings.get(name.toLowerCase());
+      if (spelled !== undefined && spelled !== name) return name;
     }
     return null;
   }
@@ -35,6 +39,7 @@ export class MeasurementBuffer {
     for (const [name, col] of batch.columns) {
       const have = this.types.get(name);
       this.types.set(name, have === undefined ? col.type : widen(have, col.type));
+      this.spellings.set(name.toLowerCase(), name);
     }
   }
 }

@@ -27,9 +27,16 @@ export class WriteService {
     for (const b of batches) {
       const problem = measurementNameProblem(b.measurement);
       if (problem) throw invalid(problem);
+      const lower = new Set<string>();
       for (const name of b.columns.keys()) {
-        const colProblem = columnNameProblem(name) ?? (name.toLowerCase() === 'time' ? `column name '${name}' is reserved for the timestamp` : null);
+        const key = name.toLowerCase();
+        // SQL names are case-insensitive: `Host` and `host` could not both be columns of one file.
+        const colProblem =
+          columnNameProblem(name) ??
+          (key === 'time' ? `column name '${name}' is reserved for the timestamp` : null) ??
+          (lower.has(key) ? `columns '${name}' and another differ only in letter case` : null);
         if (colProblem) throw invalid(`measurement '${b.measurement}': ${colProblem}`);
+        lower.add(key);
       }
       rows += b.length;
     }

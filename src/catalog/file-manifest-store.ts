@@ -69,6 +69,7 @@ export class FileManifestStore {
   replace(removed: readonly string[], added: readonly ManifestFile[]): void {
     const del = this.db.prepare('DELETE FROM files WHERE path = ?');
     const tomb = this.db.prepare('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
+    const clearPending = this.db.prepare('DELETE FROM pending_files WHERE path = ?');
     const readded = new Set(added.map((f) => f.path));
     const now = new Date().toISOString();
     const ins = this.db.prepare(
@@ -80,8 +81,10 @@ export class FileManifestStore {
         del.run(p);
         if (!readded.has(p)) tomb.run(p, now);
       }
-      for (const f of added)
+      for (const f of added) {
+        clearPending.run(f.path);
         ins.run(f.path, f.database, f.measurement, f.hour, f.minTime, f.maxTime, f.rows, f.bytes, JSON.stringify(f.columns), f.seq, f.createdAt);
+      }
       // The sequence stays ahead of every recorded file, also when files come from a rebuild or restore.
       const maxSeq = added.reduce((m, f) => Math.max(m, f.seq), 0);
       if (maxSeq > 0) this.db.prepare('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(maxSeq + 1);
@@ -126,6 +129,28 @@ export class FileManifestStore {
       : this.db
           .query<{ database: string; measurement: string }, [string]>('SELECT DISTINCT database, measurement FROM files WHERE database = ? ORDER BY 2')
           .all(database);
+  }
+
+  /**
+   * Records that a file is about to appear in storage before it is registered. A crash between the
+   * two leaves a pending row: start-up then drops the file when the WAL still holds its rows (they
+   * are replayed) and keeps it otherwise (it holds acknowledged rows nothing else has).
+   */
+  intend(path: string, walCovered: boolean): void {
+    this.db.prepare('INSERT OR REPLACE INTO pending_files (path, wal_covered, created_at) VALUES (?, ?, ?)').run(path, walCovered ? 1 : 0, new Date().toISOString());
+  }
+
+  /** Files written but never registered (see `intend`). */
+  pendingFiles(): { path: string; walCovered: boolean }[] {
+    return this.db
+      .query<{ path: string; wal_covered: number }, []>('SELECT path, wal_covered FROM pending_files ORDER BY created_at')
+      .all()
+      .map((r) => ({ path: r.path, walCovered: r.wal_covered === 1 }));
+  }
+
+  /** Forgets a pending file once start-up has settled it. */
+  clearPending(path: string): void {
+    this.db.prepare('DELETE FROM pending_files WHERE path = ?').run(path);
   }
 
   /** Paths whose objects wait for deletion (see `replace`). */

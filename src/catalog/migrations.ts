@@ -77,4 +77,8 @@ export const migrations: readonly Migration[] = [
     id: '0005_file_tombstones',
     sql: `CREATE TABLE file_tombstones (path TEXT PRIMARY KEY, created_at TEXT NOT NULL);`,
   },
+  {
+    id: '0006_pending_files',
+    sql: `CREATE TABLE pending_files (path TEXT PRIMARY KEY, wal_covered INTEGER NOT NULL, created_at TEXT NOT NULL);`,
+  },
 ];

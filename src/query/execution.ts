@@ -72,24 +72,15 @@ export async function executeSelect<E extends ChunkEncoder>(
     const plan = planQuery(source, refs, bounds, opts.prune !== false);
     await materialize(conn, plan, id, names);
     const t2 = performance.now();
-    const result = await conn.stream(finalSql!).catch((err) => {
+    // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
+    // (one async hop per 2048-row chunk costs more than the encoding itself).
+    const result = await conn.run(finalSql!).catch((err) => {
       throw engineError(err, names);
     });
     const columns = resultColumns(result.columnNames(), result.columnTypes());
     const encoder = makeEncoder(columns);
-    // Fetch the next chunk while encoding this one: DuckDB works on its own threads meanwhile.
-    let next = result.fetchChunk();
-    try {
-      for (;;) {
-        const chunk = await next;
-        if (!chunk || chunk.rowCount === 0) break;
-        next = result.fetchChunk();
-        encoder.add(chunk);
-      }
-    } catch (err) {
-      next.catch(() => undefined);
-      throw engineError(err, names);
-    }
+    const count = result.chunkCount;
+    for (let i = 0; i < count; i++) encoder.add(result.getChunk(i));
     const t3 = performance.now();
     const profile: QueryProfile = {
       parse_ms: round(t1 - t0),

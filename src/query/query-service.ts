@@ -93,24 +93,24 @@ export class QueryService {
   /** Borrows a connection and interrupts its statement on timeout or client abort. */
   private async withConnection<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return this.pool.use(async (conn) => {
-      let why: 'timeout' | 'aborted' | null = null;
+      const state: { why: 'timeout' | 'aborted' | null } = { why: null };
       const interrupt = (reason: 'timeout' | 'aborted') => {
-        why ??= reason;
+        state.why ??= reason;
         conn.interrupt();
       };
       const timer = this.opts.timeoutMs > 0 ? setTimeout(() => interrupt('timeout'), this.opts.timeoutMs) : null;
       const onAbort = () => interrupt('aborted');
-      if (signal?.aborted) why = 'aborted';
+      if (signal?.aborted) state.why = 'aborted';
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        if (why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected');
+        if (state.why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected');
         return await fn(conn);
       } catch (err) {
-        if (why === 'timeout' || (why === null && isInterrupt(err) && timer === null)) {
+        if (state.why === 'timeout' && isInterrupt(err)) {
           this.metrics?.queryTimeouts.inc();
           throw new AppError('timeout', `query cancelled: it ran longer than query.timeout (${this.opts.timeoutMs} ms)`, { cause: err });
         }
-        if (why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected', { cause: err });
+        if (state.why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected', { cause: err });
         throw engineError(err);
       } finally {
         if (timer) clearTimeout(timer);

@@ -4,7 +4,9 @@
  */
 import { Aedes } from 'aedes';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { WebSocketServer, createWebSocketStream } from 'ws';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
@@ -30,24 +32,29 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** aedes on a random port, in this process. */
-export async function startAedes(opts: { authenticate?: (user: string, pass: string) => boolean } = {}): Promise<TestBroker> {
+/** aedes on a random port, in this process; over WebSocket (`ws://.../mqtt`) when `websocket` is set. */
+export async function startAedes(opts: { authenticate?: (user: string, pass: string) => boolean; websocket?: boolean } = {}): Promise<TestBroker> {
   const port = await freePort();
-  let server: Server | null = null;
+  let server: Pick<Server, 'close' | 'on' | 'once' | 'listen'> | null = null;
   let broker: Aedes | null = null;
   const sockets = new Set<Socket>();
   const b: TestBroker = {
     kind: 'aedes',
     port,
-    url: `tcp://127.0.0.1:${port}`,
+    url: opts.websocket ? `ws://127.0.0.1:${port}/mqtt` : `tcp://127.0.0.1:${port}`,
     async start() {
       broker = await Aedes.createBroker();
       if (opts.authenticate) {
         const check = opts.authenticate;
         broker.authenticate = (_client, user, pass, done) => done(null, check(user ?? '', pass?.toString() ?? ''));
       }
-      server = createServer(broker.handle);
-      server.on('connection', (s) => (sockets.add(s), s.on('close', () => sockets.delete(s))));
+      if (opts.websocket) {
+        const http = createHttpServer();
+        const b = broker;
+        new WebSocketServer({ server: http }).on('connection', (ws, req) => b.handle(createWebSocketStream(ws) as never, req as never));
+        server = http;
+      } else server = createServer(broker.handle);
+      server.on('connection', (s: Socket) => (sockets.add(s), s.on('close', () => sockets.delete(s))));
       await new Promise<void>((resolve, reject) => (server!.once('error', reject), server!.listen(port, '127.0.0.1', () => resolve())));
     },
     async stop() {

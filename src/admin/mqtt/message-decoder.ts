@@ -83,8 +83,9 @@ function addPoint(asm: BatchAssembler, p: Obj, target: TopicTarget, now: number)
       if (f !== null) (asm.field(columnName(k), f), fields++);
     }
   } else {
-    for (const [k, v] of Object.entries(p)) {
+    for (const k in p) {
       if (RESERVED.has(k)) continue;
+      const v = p[k];
       if (typeof v === 'string') asm.tag(columnName(k), v);
       else {
         const f = fieldValue(k, v);
@@ -151,9 +152,15 @@ function fieldValue(name: string, v: unknown): FieldValue | null {
   throw new Error(`field '${name}' must be a number, boolean or string, got ${describe(v)}`);
 }
 
+// Devices repeat the same few keys in every point: remember names already checked.
+const goodNames = new Set<string>();
+
 function columnName(name: string): string {
-  const problem = name === 'time' ? "'time' is reserved for the timestamp" : columnNameProblem(name);
+  if (goodNames.has(name)) return name;
+  const problem = name.toLowerCase() === 'time' ? `'${name}' is reserved for the timestamp` : columnNameProblem(name);
   if (problem) throw new Error(problem);
+  if (goodNames.size >= 10_000) goodNames.clear();
+  goodNames.add(name);
   return name;
 }
 

@@ -60,12 +60,12 @@ export class MqttService {
     checkSettings(settings);
     const now = new Date().toISOString();
     const id = `mqtt_${randomId(8)}`;
-    const desired = settings.auto_start && this.deps.enabled ? 'running' : 'stopped';
+    const desired = settings.auto_start ? 'running' : 'stopped';
     const record: SubscriptionRecord = { ...settings, id, password_enc: null, desired_status: desired, created_at: now, updated_at: now };
     if (input.password) record.password_enc = this.deps.secrets.seal(input.password, id);
     this.deps.store.insert(record);
     this.logger.info('mqtt subscription created', { subscription: record.name, id });
-    if (desired === 'running') {
+    if (desired === 'running' && this.deps.enabled) {
       // The record is saved either way; a start failure shows as status stopped with last_error.
       await this.start(id).catch((err: Error) => {
         this.statsFor(id).error(err.message);

@@ -105,26 +105,30 @@ export class SubscriptionRuntime {
   private onClose(): void {
     if (this.stopping || this.reconnectTimer) return;
     if (this.state === 'connected') this.deps.logger.warn('mqtt broker connection lost; reconnecting', { subscription: this.record.name, broker: this.record.broker });
-    this.state = this.state === 'connecting' && this.attempts === 0 ? 'connecting' : 'reconnecting';
+    this.state = 'reconnecting';
     const r = this.record;
     const base = Math.min(r.reconnect_max_seconds, r.reconnect_min_seconds * 2 ** Math.min(this.attempts, 30)) * 1000;
     const delay = base * (0.8 + Math.random() * 0.4); // jitter: many subscriptions must not reconnect in lockstep
     this.attempts++;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
-      if (this.stopping) return;
-      this.state = 'reconnecting';
-      this.client?.reconnect();
+      if (!this.stopping) this.client?.reconnect();
     }, delay);
   }
 
   private handle(packet: IPublishPacket, done: (err?: Error) => void): void {
     // While stopping, leave the message unacknowledged: the broker keeps it (QoS 1/2) for the next session.
     if (this.stopping) return;
-    this.inflight = this.process(packet).then((handled) => {
-      this.inflight = null;
-      if (handled) done();
-    });
+    this.inflight = this.process(packet)
+      .catch((err: Error) => {
+        // A bug must not stall the subscription silently: report it and move on.
+        this.noteError(`cannot handle message on '${packet.topic}': ${err.message}`);
+        return true;
+      })
+      .then((handled) => {
+        this.inflight = null;
+        if (handled) done();
+      });
   }
 
   /** Decodes and writes one message; false only when stopping interrupted it (it must stay unacknowledged). */

@@ -1,0 +1,7 @@
+/** The query engine: SQL over the Parquet files and buffered rows, SHOW statements, result encoders. */
+export { QueryService, type QueryServiceOptions, type QueryRequest, type QueryOutcome } from './query-service.ts';
+export { ManifestTableSource, type TableSource, type SourceFile, type BufferedRows } from './table-source.ts';
+export type { QueryProfile, ChunkEncoder } from './execution.ts';
+export type { QueryEstimate, RefEstimate } from './estimate.ts';
+export { JsonEncoder } from './encode/json-encoder.ts';
+export type { ResultColumn } from './encode/result.ts';
