@@ -1,22 +1,30 @@
 /**
  * End-to-end ingest benchmark (`bun run bench:ingest`): starts the server, loads it from a bounded
- * concurrent client on loopback for a fixed time, and prints records/s, next to the ceiling of a
+ * concurrent client on loopback for a fixed time, and prints two rates per format: acknowledged
+ * records/s (204s during the load) and on-disk records/s (records in registered Parquet files,
+ * divided by the time from the first request until the final drain finished: the honest figure,
+ * since a server can ack faster than it writes for a while). Next to them: the ceiling of a
  * decode-only HTTP endpoint (a tiny Bun.serve in a child process that only decompresses and parses
  * with our parsers) and InfluxDB 1.x when `influxd` is installed.
  *
  * Shape: time, host (100 values), region (10 values), five float fields. MessagePack: 10,000-row
- * columnar batches; line protocol: 5,000-line batches.
- * Env: BENCH_SECONDS (default 10 per run), BENCH_CONCURRENCY (default 4).
+ * columnar batches; line protocol: 5,000-line batches. Each format gets a fresh server, so one
+ * format's flush backlog never slows the other. The ceiling and svc runs alternate, `BENCH_REPEATS`
+ * times, and medians are printed (the machine is shared; single runs are noisy).
+ * Env: BENCH_SECONDS (default 10 per run), BENCH_CONCURRENCY (default 4), BENCH_REPEATS (default 1),
+ * BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`), BENCH_FORMATS (msgpack,lp).
  */
 import { Packr } from 'msgpackr';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decompress, parseLineProtocol, parseMsgpackWrite } from '../src/ingest/index.ts';
-import { startServer } from '../tests/helpers/server.ts';
+import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const FORMATS = (process.env.BENCH_FORMATS ?? 'msgpack,lp').split(',');
 const MSGPACK_ROWS = 10_000;
 const LP_LINES = 5_000;
 
@@ -62,10 +70,10 @@ function lineBody(batch: number): Uint8Array {
   return new TextEncoder().encode(lines.join('\n') + '\n');
 }
 
-/** Sends bodies round-robin from `CONCURRENCY` loops for SECONDS; returns acknowledged records/s. */
-async function load(url: string, headers: Record<string, string>, bodies: Uint8Array[], recordsPerBody: number): Promise<{ rate: number; errors: number }> {
-  const deadline = performance.now() + SECONDS * 1000;
+/** Sends bodies round-robin from `CONCURRENCY` loops for SECONDS; returns acknowledged records and the elapsed seconds. */
+async function load(url: string, headers: Record<string, string>, bodies: Uint8Array[], recordsPerBody: number) {
   const started = performance.now();
+  const deadline = started + SECONDS * 1000;
   let acked = 0;
   let errors = 0;
   let next = 0;
@@ -79,46 +87,110 @@ async function load(url: string, headers: Record<string, string>, bodies: Uint8A
       }
     }),
   );
-  return { rate: acked / ((performance.now() - started) / 1000), errors };
+  const seconds = (performance.now() - started) / 1000;
+  return { acked, errors, seconds, started, rate: acked / seconds };
 }
 
-const fmt = (r: number) => `${(r / 1e6).toFixed(2)}M rec/s`;
+interface Format {
+  name: string;
+  path: string;
+  headers: Record<string, string>;
+  bodies: Uint8Array[];
+  records: number;
+  target: string;
+}
 
-async function main(): Promise<void> {
-  console.log(`ingest benchmark: ${SECONDS}s per run, ${CONCURRENCY} concurrent requests, ${navigator.hardwareConcurrency} cores`);
-  const msgpackBodies = Array.from({ length: 8 }, (_, i) => msgpackBody(i));
-  const lineBodies = Array.from({ length: 8 }, (_, i) => lineBody(i));
+interface Run {
+  ceiling: number;
+  acked: number;
+  onDisk: number;
+  drainSeconds: number;
+  errors: number;
+  missing: number;
+}
 
-  // Decode-only ceiling, in its own process like the real server.
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function decodeOnlyServer() {
   const child = Bun.spawn([process.execPath, import.meta.path, '--decode-only-server'], { stdout: 'pipe', stderr: 'inherit' });
   const reader = child.stdout.getReader();
   let out = '';
   while (!/listening (\d+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value);
-  const decodeUrl = `http://127.0.0.1:${/listening (\d+)/.exec(out)![1]}`;
-  const ceilingMsgpack = await load(`${decodeUrl}/api/v1/write/msgpack`, {}, msgpackBodies, MSGPACK_ROWS);
-  const ceilingLines = await load(`${decodeUrl}/write`, {}, lineBodies, LP_LINES);
-  child.kill();
+  return { url: `http://127.0.0.1:${/listening (\d+)/.exec(out)![1]}`, stop: () => child.kill() };
+}
+
+async function bufferStats(url: string) {
+  const res = await fetch(`${url}/api/v1/write/line-protocol/stats`, { headers: auth });
+  return ((await res.json()) as { buffer: { records_written: number; flushes: number } }).buffer;
+}
+
+/** One ceiling run and one svc run (fresh server) of a format, back to back. */
+async function runOnce(f: Format): Promise<Run> {
+  const decoder = await decodeOnlyServer();
+  const ceiling = await load(`${decoder.url}${f.path}`, {}, f.bodies, f.records);
+  decoder.stop();
 
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const server = await startServer({ dir });
+  const exe = process.env.BENCH_EXECUTABLE;
+  const server = await startServer({ dir, executable: exe, args: exe ? ['serve'] : undefined });
   try {
-    const auth = { authorization: `Bearer ${process.env.SVC_AUTH_BOOTSTRAP_TOKEN ?? 'svc_test_admin_token_0123456789abcdefghijklmnop'}` };
-    const mp = await load(`${server.url}/api/v1/write/msgpack`, { ...auth, 'content-type': 'application/msgpack', 'x-svc-database': 'bench' }, msgpackBodies, MSGPACK_ROWS);
-    const lp = await load(`${server.url}/write?db=bench`, auth, lineBodies, LP_LINES);
-    const flushStart = performance.now();
-    await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
-    const flushTail = (performance.now() - flushStart) / 1000;
-    const stats = (await (await fetch(`${server.url}/api/v1/write/msgpack/stats`, { headers: auth })).json()) as { buffer: { records_written: number; flushes: number } };
-
-    console.log('');
-    console.log(`MessagePack columnar  svc ${fmt(mp.rate)}   decode-only ${fmt(ceilingMsgpack.rate)}   ratio ${((mp.rate / ceilingMsgpack.rate) * 100).toFixed(0)}%   (target >= 3.00M and >= 50%)${mp.errors ? `   errors ${mp.errors}` : ''}`);
-    console.log(`line protocol         svc ${fmt(lp.rate)}   decode-only ${fmt(ceilingLines.rate)}   ratio ${((lp.rate / ceilingLines.rate) * 100).toFixed(0)}%   (target >= 1.00M)${lp.errors ? `   errors ${lp.errors}` : ''}`);
-    console.log(`InfluxDB 1.x          ${Bun.which('influxd') ? 'installed, but not driven by this script yet' : 'skipped (influxd not installed)'}`);
-    console.log(`written to Parquet    ${stats.buffer.records_written.toLocaleString()} records in ${stats.buffer.flushes} flushes; final flush took ${flushTail.toFixed(2)}s`);
+    const before = (await bufferStats(server.url)).records_written;
+    const svc = await load(`${server.url}${f.path}`, { ...auth, ...f.headers }, f.bodies, f.records);
+    // The final drain: an explicit flush resolves once every buffered row is in a registered file.
+    const drainStart = performance.now();
+    const res = await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
+    await res.arrayBuffer();
+    const end = performance.now();
+    const written = (await bufferStats(server.url)).records_written - before;
+    return {
+      ceiling: ceiling.rate,
+      acked: svc.rate,
+      onDisk: written / ((end - svc.started) / 1000),
+      drainSeconds: (end - drainStart) / 1000,
+      errors: svc.errors + (res.status === 200 ? 0 : 1),
+      missing: svc.acked - written,
+    };
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (r: number) => `${(r / 1e6).toFixed(2)}M`;
+const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
+
+async function main(): Promise<void> {
+  console.log(`ingest benchmark: ${SECONDS}s per run, ${CONCURRENCY} concurrent requests, ${REPEATS} repeat(s), ${navigator.hardwareConcurrency} cores${process.env.BENCH_EXECUTABLE ? `, ${process.env.BENCH_EXECUTABLE}` : ''}`);
+  const formats: Format[] = [
+    {
+      name: 'msgpack',
+      path: '/api/v1/write/msgpack',
+      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'bench' },
+      bodies: Array.from({ length: 8 }, (_, i) => msgpackBody(i)),
+      records: MSGPACK_ROWS,
+      target: 'target: on-disk >= 3.00M and >= 50% of ceiling',
+    },
+    { name: 'lp', path: '/write?db=bench', headers: {}, bodies: Array.from({ length: 8 }, (_, i) => lineBody(i)), records: LP_LINES, target: 'target: on-disk >= 1.00M' },
+  ].filter((f) => FORMATS.includes(f.name));
+  const results = new Map<string, Run[]>();
+  for (let r = 0; r < REPEATS; r++)
+    for (const f of formats) {
+      const run = await runOnce(f);
+      results.set(f.name, [...(results.get(f.name) ?? []), run]);
+      console.log(
+        `  run ${r + 1} ${f.name.padEnd(7)} ceiling ${fmt(run.ceiling)}  acked ${fmt(run.acked)}  on-disk ${fmt(run.onDisk)}  drain ${run.drainSeconds.toFixed(2)}s` +
+          (run.errors ? `  errors ${run.errors}` : '') +
+          (run.missing ? `  NOT ON DISK ${run.missing}` : ''),
+      );
+    }
+  console.log('\nrecords/s (median)   ceiling   acked    on-disk   acked/ceiling   on-disk/ceiling');
+  for (const f of formats) {
+    const runs = results.get(f.name)!;
+    const [c, a, d] = [median(runs.map((x) => x.ceiling)), median(runs.map((x) => x.acked)), median(runs.map((x) => x.onDisk))];
+    console.log(`${f.name.padEnd(20)} ${fmt(c).padStart(7)}  ${fmt(a).padStart(7)}  ${fmt(d).padStart(7)}   ${pct(a, c).padStart(13)}   ${pct(d, c).padStart(15)}   (${f.target})`);
+  }
+  console.log(`InfluxDB 1.x: ${Bun.which('influxd') ? 'installed, but not driven by this script yet' : 'skipped (influxd not installed)'}`);
 }
 
 await main();

@@ -8,6 +8,8 @@
  * 50 memories each for the context benchmark. Env: BENCH_MEMORIES, BENCH_ITERATIONS (default 200).
  */
 import { startServer } from '../tests/helpers/server.ts';
+import { selectMemoriesSql } from '../src/memory/memory-sql.ts';
+import { parseTimeInput } from '../src/memory/time-input.ts';
 import { seedPayload, type SeedRow } from '../tests/memory-support.ts';
 
 const TOTAL = Number(process.env.BENCH_MEMORIES ?? 1_000_000);
@@ -63,7 +65,7 @@ async function time(name: string, fn: (i: number) => Promise<Response>, rows: st
   rows.push([name, st.p50.toFixed(2), st.p99.toFixed(2), st.mean.toFixed(2)]);
 }
 
-const server = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: KEY, SVC_LOG_LEVEL: 'warn' } });
+const server = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: KEY } });
 try {
   const api = (method: string, path: string, body?: unknown) =>
     fetch(server.memoryUrl + path, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -90,7 +92,13 @@ try {
   const agent = (i: number) => `agent-${(i * 37 + 11) % AGENTS}`;
   await time('create (single)', (i) => api('POST', '/api/v1/memories', { agent_id: agent(i), content: `bench memory ${i} ${sentence()}`, tags: ['bench'] }), rows);
   await time('list (1 agent, last 24h, limit 100)', (i) => api('GET', `/api/v1/memories?agent_id=${agent(i)}&since=24h&limit=100`), rows);
+  // The same SQL the memory service sends, straight to the query API: the engine's share of the latency.
+  const raw = (sql: string) =>
+    server.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'agent_memory' }, body: JSON.stringify({ sql }) });
+  await time('  raw engine: same SQL as list', (i) => raw(selectMemoriesSql({ orgId: 'default', agentId: agent(i), sinceUs: parseTimeInput('24h', Date.now())! }, { order: 'desc', limit: 101 })), rows);
   await time('search (filters: agent, types, tag, importance)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), memory_types: ['decision', 'entity'], tags: ['db'], min_importance: 0.5, limit: 50 }), rows);
+  const filtered = (i: number) => ({ orgId: 'default', agentId: agent(i), memoryTypes: ['decision', 'entity'], tags: ['db'], minImportance: 0.5 });
+  await time('  raw engine: same SQL as filtered search', (i) => raw(selectMemoriesSql(filtered(i), { order: 'desc', limit: 50 })), rows);
   await time('search (content_contains, 7 days)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), content_contains: pick(WORDS), limit: 50 }), rows);
   await time('search (BM25 query, 1 agent, last 24h)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), since: '24h', query: `${pick(WORDS)} ${pick(WORDS)}`, limit: 20 }), rows);
   await time('context (50 memories, max_tokens 500)', (i) => api('POST', `/api/v1/sessions/${sessions[Math.abs(i) % sessions.length]}/context`, { max_tokens: 500 }), rows);

@@ -3,21 +3,27 @@
  * listeners, and stop in reverse order on SIGINT/SIGTERM (HTTP first, buffers flushed last).
  */
 import type { Server } from 'bun';
-import { createMqttService } from './admin/index.ts';
+import { createLifecycle, createMqttService } from './admin/index.ts';
+import { ImportService } from './admin/index.ts';
+import { importRoutes } from './http/index.ts';
+import { continuousQueryRoutes, databaseRoutes, deleteRoutes, retentionRoutes } from './http/index.ts';
+import { BackupService, CompactionService, CompactionStore, checkCron, compactionSettings, hasRowsIn, recoverCompactions, secretKeyPath } from './admin/index.ts';
+import { backupRoutes, compactionRoutes } from './http/index.ts';
 import { TokenService, TokenStore } from './auth/index.ts';
-import { USAGE, parseCommandLine, runTokenCommand, type ParsedArgs } from './cli/index.ts';
+import { USAGE, parseCommandLine, runBackupCommand, runImportCommand, runTokenCommand, type ParsedArgs } from './cli/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import { DuckDBInstance, selfCheck } from './duckdb/index.ts';
-import { createApp, lineProtocolWriteRoutes, listen, logsRoutes, metricsRoutes, mqttRoutes, msgpackWriteRoutes, walRoutes } from './http/index.ts';
+import { ConnectionPool, DuckDBInstance, createSandboxedInstance, selfCheck } from './duckdb/index.ts';
+import { createApp, lineProtocolWriteRoutes, listen, logsRoutes, metricsRoutes, mqttRoutes, msgpackWriteRoutes, queryRoutes, walRoutes } from './http/index.ts';
 import { messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
-import { FileReaper, LocalObjectStore, meteredStore } from './storage/index.ts';
+import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
+import { ManifestTableSource, QueryService } from './query/index.ts';
 
 /** A running server: its listeners and the way to stop it. */
 export interface RunningServices {
@@ -27,7 +33,7 @@ export interface RunningServices {
 }
 
 /** Builds and starts every part of the server from a loaded config. */
-export async function startServices(config: Config, env: Record<string, string | undefined> = process.env): Promise<RunningServices> {
+export async function startServices(config: Config, env: Record<string, string | undefined> = process.env, opts: { configPath?: string | null } = {}): Promise<RunningServices> {
   const logger = new Logger({ level: config.log.level, format: config.log.format, bufferSize: config.log.buffer_size });
   const metrics = createSvcMetrics();
   const readiness = new Readiness();
@@ -41,15 +47,26 @@ export async function startServices(config: Config, env: Record<string, string |
   await selfCheck();
 
   // Write path: storage, manifest check, buffers + flush workers (own DuckDB instance), write service.
-  if (config.storage.backend !== 'local') throw new Error(`cannot start: storage backend '${config.storage.backend}' is not available yet (use local)`);
-  const store = meteredStore(await new LocalObjectStore(config.storage.local_path).open(), metrics);
+  // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
+  let leases: FileReaper | null = null;
+  const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
+  const store = meteredStore(opened.store, metrics);
+  await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
+  // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
+  const compactionConf = compactionSettings(config);
+  if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
+  await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
   const reaper = new FileReaper({ store, manifest, logger });
+  leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
   const reconcileConn = await writeDuck.connect();
-  await reconcileManifest({ store, manifest, conn: reconcileConn, logger });
+  // An unreachable object store must not keep the server down (writes buffer, /health tells why).
+  await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
+    logger.error('cannot reconcile the file manifest with storage; files it does not list stay unknown until a restart', { error: messageOf(err) }),
+  );
   reconcileConn.closeSync();
   // The WAL opens before the buffers (they release its tickets); its files are replayed before /ready.
   const wal = await openWal(config.wal, metrics, logger);
@@ -66,12 +83,42 @@ export async function startServices(config: Config, env: Record<string, string |
     },
   );
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
+  const compaction = new CompactionService({
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env,
+    unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
+  });
+  const backups = new BackupService({
+    enabled: config.backup.enabled, root: config.backup.local_path, store, manifest, reaper, catalog, logger,
+    flushAll: () => buffers.flushAll(),
+    dbPath: config.auth.db_path,
+    configPath: opts.configPath ?? null,
+    secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
+    // The in-process memory service's token exists only in this process's database; a restore keeps it.
+    keep: [{ table: 'tokens', where: "name = 'memory-service'" }],
+    onMetadataRestored: () => void tokens.invalidateCache(),
+  });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
+  // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
+  const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases);
+  const queryDuck = await createSandboxedInstance({
+    allowedDirectories: [querySource.root],
+    memoryLimitBytes: config.database.memory_limit || undefined,
+    threads: config.database.threads || undefined,
+  });
+  const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
+  const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
+  // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
+  const lifecycle = await createLifecycle({
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger,
+    write: (database, batches) => writes.write(database, batches),
+  });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
   const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
+  // Bulk imports stage on the writer DuckDB instance (file access on), never on the sandboxed query one.
+  const imports = new ImportService({ instance: writeDuck, store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
   const app = createApp({
     config,
@@ -79,14 +126,23 @@ export async function startServices(config: Config, env: Record<string, string |
     metrics,
     tokens,
     readiness,
-    storageHealth: () => ({ hot: { backend: config.storage.backend, credentials: 'ok', state: 'healthy' } }),
+    storageHealth: () => ({ hot: opened.health.view() }),
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
+      ['/', importRoutes({ imports, writes, metrics, maxPayloadBytes: config.server.max_payload_size })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],
       ['/api/v1/logs', logsRoutes(logger)],
       ['/api/v1/mqtt', mqttRoutes(mqtt)],
       ['/api/wal', walRoutes(wal)],
+      ['/api/v1/compaction', compactionRoutes(compaction)],
+      ['/api/v1/backup', backupRoutes(backups)],
+      ['/api/v1/databases', databaseRoutes(lifecycle.databases)],
+      ['/api/v1/delete', deleteRoutes(lifecycle.deletes)],
+      ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
+      ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1', queryRoutes(queries)],
     ],
   });
 
@@ -131,6 +187,8 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // auto_start subscriptions come back once recovery is done; connecting happens in the background.
   await mqtt.startAll();
+  compaction.start();
+  lifecycle.start();
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled });
 
@@ -145,11 +203,16 @@ export async function startServices(config: Config, env: Record<string, string |
         await Promise.all(servers.map((s) => s.stop()));
         // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
         await mqtt.stopAll();
+        // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
+        await compaction.stop();
+        lifecycle.stop();
+        queryPool.close();
         // Then every acknowledged row goes to Parquet before the catalog closes.
         await buffers.stop();
         await wal.close();
         writeDuck.closeSync();
         catalog.close();
+        opened.close();
         closeMemory();
         observed.stop();
       })();
@@ -159,6 +222,17 @@ export async function startServices(config: Config, env: Record<string, string |
     })());
 
   return { config, ports: { timeseries: tsServer.port ?? config.server.port, memory: memoryPort }, stop };
+}
+
+/**
+ * Probes the store once at start-up (a remote store keeps probing every 30 s on its own) and, with
+ * server.storage_credentials_fail_ready, makes refused or missing credentials fail /ready.
+ */
+async function watchStorage(opened: OpenedStore, config: Config, readiness: Readiness, logger: Logger): Promise<void> {
+  if (config.server.storage_credentials_fail_ready) readiness.addCheck('storage', () => opened.health.credentialProblem());
+  await opened.probe();
+  const h = opened.health.view();
+  if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
 }
 
 /**
@@ -195,7 +269,7 @@ function announceBootstrap(result: { created: boolean; token: string | null }): 
 async function serve(args: ParsedArgs): Promise<number> {
   const loaded = loadConfig({ explicitPath: typeof args.flags.config === 'string' ? args.flags.config : undefined });
   for (const w of loaded.warnings) process.stderr.write(`svc: warning: ${w}\n`);
-  const running = await startServices(loaded.config);
+  const running = await startServices(loaded.config, process.env, { configPath: loaded.path });
   const done = new Promise<number>((resolve) => {
     const onSignal = (sig: string) => void running.stop(`received ${sig}`).then(() => resolve(0));
     process.once('SIGTERM', () => onSignal('SIGTERM'));
@@ -225,6 +299,10 @@ export async function run(argv: string[]): Promise<number> {
         const { config } = loadConfig({ explicitPath: typeof args.flags.config === 'string' ? args.flags.config : undefined });
         return runTokenCommand(args, config);
       }
+      case 'backup':
+        return await runBackupCommand(args);
+      case 'import':
+        return await runImportCommand(args);
       case 'serve':
         return await serve(args);
     }

@@ -8,7 +8,7 @@ import { agentsSuite } from './memory-suite-agents.ts';
 import { authSuite } from './memory-suite-auth.ts';
 import { memoriesSuite } from './memory-suite-memories.ts';
 import { searchSuite } from './memory-suite-search.ts';
-import { call, serverTarget, type MemoryTarget } from './memory-support.ts';
+import { call, MEMORY_ADMIN_KEY, serverTarget, type MemoryTarget } from './memory-support.ts';
 import { ADMIN_TOKEN, startServer } from './helpers/server.ts';
 
 let target: MemoryTarget;
@@ -35,6 +35,23 @@ describe('startup', () => {
     } finally {
       await s.stop();
       rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+
+  test('before any memory exists: list, search, stats and context answer empty; the first create works', async () => {
+    const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY } });
+    try {
+      const fresh = { ...target, url: s.memoryUrl };
+      expect(await call(fresh, 'GET', '/api/v1/memories')).toMatchObject({ status: 200, body: { memories: [], count: 0, has_more: false } });
+      expect(await call(fresh, 'POST', '/api/v1/search', { query: 'anything' })).toMatchObject({ status: 200, body: { results: [], count: 0 } });
+      const agent = (await call(fresh, 'POST', '/api/v1/agents', { name: 'first' })).body.agent_id;
+      expect((await call(fresh, 'GET', `/api/v1/agents/${agent}/stats`)).body).toMatchObject({ memory_count: 0, memory_types: { episodic: 0 } });
+      const sid = (await call(fresh, 'POST', '/api/v1/sessions', { agent_id: agent })).body.session_id;
+      expect((await call(fresh, 'POST', `/api/v1/sessions/${sid}/context`, {})).body.memory_count).toBe(0);
+      expect((await call(fresh, 'POST', '/api/v1/memories', { agent_id: agent, content: 'first', session_id: sid })).status).toBe(201);
+      expect((await call(fresh, 'GET', '/api/v1/memories')).body.count).toBe(1);
+    } finally {
+      await s.cleanup();
     }
   });
 

@@ -76,6 +76,16 @@ export function brokerSuite(label: string, makeBroker: () => Promise<TestBroker>
       expect(s.output()).toContain('cannot decode message');
     });
 
+    test('points are queryable through POST /api/v1/query before any flush', async () => {
+      const id = await create({ name: 'queried', topics: ['qry/#'] });
+      await connected(id);
+      await pub.publishAsync('qry/climate', JSON.stringify([{ time: T0, temp: 21.5, room: 'a' }, { time: T0 + 1, temp: 22.5, room: 'b' }]), { qos: 1 });
+      await waitFor('written', async () => (await stats(id)).points_written === 2);
+      const res = await s.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT room, temp FROM ${db}.climate WHERE room = 'b'` }) });
+      expect(res.status).toBe(200);
+      expect((await res.json()).data).toEqual([['b', 22.5]]);
+    });
+
     test('stop, start, restart; update and delete only when stopped; QoS 1 messages sent while stopped wait at the broker', async () => {
       const id = await create({ name: 'cycle', topics: ['cyc/#'], topic_mapping: { 'cyc/+/data': { measurement: 'cycled', tags_from_topic: [{ position: 1, tag_name: 'site' }] } } });
       await connected(id);

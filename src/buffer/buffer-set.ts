@@ -154,6 +154,36 @@ export class BufferSet {
     }
   }
 
+  /**
+   * Flushes the buffers of one database (of one measurement when given); resolves true when those rows
+   * are in registered files within `timeoutMs`. Row rewrites (delete, retention) run after this.
+   */
+  async flushMeasurement(database: string, measurement?: string, timeoutMs = Infinity): Promise<boolean> {
+    const mine = (key: string) => (measurement === undefined ? key.startsWith(`${database}\n`) : key === keyOf(database, measurement));
+    for (const [key, buf] of [...this.active]) if (mine(key)) this.seal(key, buf);
+    const jobs = [...this.inflight].filter(([key]) => mine(key)).flatMap(([, list]) => list);
+    return settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+  }
+
+  /**
+   * Discards every buffered row of a database being dropped and releases their WAL tickets (so a
+   * restart cannot replay them). Rows already in flight are waited for: they land in files that the
+   * caller deletes next. Resolves to the rows discarded, or -1 when the in-flight rows did not land
+   * within `timeoutMs`.
+   */
+  async dropDatabase(database: string, timeoutMs = Infinity): Promise<number> {
+    let rows = 0;
+    for (const [key, buf] of [...this.active]) {
+      if (buf.database !== database) continue;
+      this.active.delete(key);
+      rows += buf.rows;
+      for (const t of buf.tickets) this.tickets.drop(t);
+    }
+    const jobs = [...this.inflight].filter(([key]) => key.startsWith(`${database}\n`)).flatMap(([, list]) => list);
+    const landed = await settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+    return landed ? rows : -1;
+  }
+
   /** Shutdown: stops the age timer, flushes everything, then closes the flush connections. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
@@ -245,5 +275,17 @@ export class BufferSet {
       attempt: job.attempts,
       error: messageOf(err),
     });
+  }
+}
+
+/** `work`'s result, or false when it takes longer than `timeoutMs` (Infinity: wait as long as it takes). */
+async function settleWithin(work: Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  if (!Number.isFinite(timeoutMs)) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -81,4 +81,64 @@ export const migrations: readonly Migration[] = [
     id: '0006_pending_files',
     sql: `CREATE TABLE pending_files (path TEXT PRIMARY KEY, wal_covered INTEGER NOT NULL, created_at TEXT NOT NULL);`,
   },
+  {
+    // Compaction: a row per merge between "about to swap" and "swapped" (crash recovery), and job history.
+    id: '0007_compaction',
+    sql: `CREATE TABLE compaction_manifests (
+      id TEXT PRIMARY KEY,
+      job_id TEXT NOT NULL,
+      database TEXT NOT NULL,
+      measurement TEXT NOT NULL,
+      hour INTEGER NOT NULL,
+      inputs TEXT NOT NULL,
+      output TEXT NOT NULL,
+      created_at TEXT NOT NULL
+    );
+    CREATE TABLE compaction_jobs (
+      job_id TEXT PRIMARY KEY,
+      tier TEXT NOT NULL,
+      database TEXT,
+      measurement TEXT,
+      status TEXT NOT NULL,
+      started_at TEXT NOT NULL,
+      finished_at TEXT NOT NULL,
+      partitions INTEGER NOT NULL,
+      partitions_skipped INTEGER NOT NULL,
+      files_in INTEGER NOT NULL,
+      files_out INTEGER NOT NULL,
+      bytes_in INTEGER NOT NULL,
+      bytes_out INTEGER NOT NULL,
+      rows_in INTEGER NOT NULL,
+      rows_out INTEGER NOT NULL,
+      error TEXT
+    );
+    CREATE INDEX compaction_jobs_by_time ON compaction_jobs(finished_at);`,
+  },
+  {
+    // Retention policies and continuous queries (definitions as JSON, owned by admin/*-store.ts) and
+    // the history of their executions.
+    id: '0008_retention_and_continuous_queries',
+    sql: `CREATE TABLE retention_policies (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      name TEXT NOT NULL UNIQUE,
+      definition TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE TABLE continuous_queries (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      name TEXT NOT NULL UNIQUE,
+      definition TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE TABLE lifecycle_executions (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      kind TEXT NOT NULL,
+      owner_id INTEGER NOT NULL,
+      started_at TEXT NOT NULL,
+      record TEXT NOT NULL
+    );
+    CREATE INDEX lifecycle_executions_by_owner ON lifecycle_executions(kind, owner_id, id);`,
+  },
 ];

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /** The subcommands of the `svc` executable. */
-export const COMMANDS = ['serve', 'token', 'version', 'help'] as const;
+export const COMMANDS = ['serve', 'token', 'backup', 'import', 'version', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A parsed command line: the subcommand, its positionals and its flags. */
@@ -24,6 +24,20 @@ export function parseCommandLine(argv: string[]): ParsedArgs {
       admin: { type: 'boolean' },
       name: { type: 'string' },
       description: { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+      'no-data': { type: 'boolean' },
+      'no-metadata': { type: 'boolean' },
+      'with-config': { type: 'boolean' },
+      measurement: { type: 'string', short: 'm' },
+      db: { type: 'string' },
+      format: { type: 'string' },
+      'time-column': { type: 'string' },
+      'time-format': { type: 'string' },
+      delimiter: { type: 'string' },
+      'skip-rows': { type: 'string' },
+      precision: { type: 'string' },
     },
   });
   if (values.version) return { command: 'version', positionals: [], flags: values };
@@ -41,6 +55,13 @@ commands:
   serve                 start the time-series (8000) and memory (9100) services (default)
   token create --name N [--admin] [--description D]
                         create a token in the local metadata database and print it
+  backup create|list    back up a running server / list its backups (--url, --token or SVC_TOKEN)
+  backup restore ID --yes [--no-data] [--no-metadata] [--with-config]
+                        restore a backup into a running server, with a progress bar
+  import FILE --measurement M [--db D] [--format csv|parquet|lp|tle] [--time-column C]
+         [--time-format epoch_s|epoch_ms|epoch_us|epoch_ns] [--delimiter X] [--skip-rows N] [--precision P]
+                        upload a file to a running server (--url, --token or SVC_TOKEN) with a progress bar;
+                        the format is guessed from the extension (.csv .parquet .lp .txt .tle, also .gz)
   version               print the version
 
 options:

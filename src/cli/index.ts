@@ -1,2 +1,4 @@
 export { parseCommandLine, USAGE, COMMANDS, type Command, type ParsedArgs } from './args.ts';
 export { runTokenCommand } from './token-command.ts';
+export { runBackupCommand } from './backup-command.ts';
+export { runImportCommand } from './import-command.ts';

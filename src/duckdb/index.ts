@@ -10,6 +10,7 @@ export {
   DuckDBConnection,
   DuckDBAppender,
   DuckDBDataChunk,
+  DuckDBTableFunction,
   DuckDBPreparedStatement,
   DuckDBResult,
   DuckDBMaterializedResult,
@@ -21,6 +22,7 @@ export {
   type Json,
   DOUBLE,
   BIGINT,
+  INTEGER,
   BOOLEAN,
   VARCHAR,
   TIMESTAMP,
@@ -30,6 +32,7 @@ export {
 export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
 export { createSandboxedInstance, type SandboxOptions } from './sandbox.ts';
 export { ConnectionPool } from './connection-pool.ts';
+export { chunkVector, copyIntoVector, setVectorValidity, setVectorString, type VectorHandle } from './chunk-writer.ts';
 export { rawVector, isValid, stringBytes, stringLength, type RawVector } from './raw-vector.ts';
 
 /**

@@ -33,6 +33,8 @@ export async function createSandboxedInstance(opts: SandboxOptions): Promise<Duc
       opts.tempDirectory ? `SET temp_directory = ${quote(opts.tempDirectory)}` : '',
       opts.memoryLimitBytes ? `SET memory_limit = '${Math.floor(opts.memoryLimitBytes)}B'` : '',
       opts.threads ? `SET threads = ${Math.floor(opts.threads)}` : '',
+      // Data files are immutable (a rewrite gets a new name), so cached footers never go stale.
+      'SET parquet_metadata_cache = true',
       // Order matters: allowed_directories must be set while external access is still on.
       'SET enable_external_access = false',
       'SET allow_community_extensions = false',

@@ -11,3 +11,11 @@ export { msgpackWriteRoutes, type WriteRouteDeps } from './routes/msgpack-write-
 export { lineProtocolWriteRoutes } from './routes/lineprotocol-write-routes.ts';
 export { walRoutes } from './routes/wal-routes.ts';
 export { mqttRoutes } from './routes/mqtt-routes.ts';
+export { queryRoutes } from './routes/query-routes.ts';
+export { compactionRoutes } from './routes/compaction-routes.ts';
+export { backupRoutes } from './routes/backup-routes.ts';
+export { databaseRoutes } from './routes/database-routes.ts';
+export { deleteRoutes } from './routes/delete-routes.ts';
+export { retentionRoutes } from './routes/retention-routes.ts';
+export { continuousQueryRoutes } from './routes/continuous-query-routes.ts';
+export { importRoutes, type ImportRouteDeps } from './routes/import-routes.ts';

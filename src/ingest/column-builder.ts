@@ -3,7 +3,8 @@
  * One class for every column type keeps hot call sites monomorphic; absent values become NULLs
  * lazily (a row is only touched for the columns it has), so sparse fields cost nothing per row.
  */
-import type { Column, ColumnBatch, ColumnType } from './column-batch.ts';
+import { type Column, type ColumnBatch, type ColumnType, dictionaryColumn } from './column-batch.ts';
+import type { StringCodes } from './string-codes.ts';
 
 /** Column kind codes: small integers so hot loops compare numbers, not strings. */
 export const KIND_FLOAT = 0;
@@ -39,6 +40,8 @@ export class ColumnBuilder {
   i32: Int32Array = EMPTY_I32;
   u8: Uint8Array = EMPTY_U8;
   strs: (string | null)[] = NO_STRINGS;
+  /** Set for a string column kept as dictionary codes (`setStringBytes`) instead of `strs`. */
+  codes: StringCodes | null = null;
   valid: Uint8Array | null = null;
 
   constructor(name: string, kind: number, tag: boolean, createdAt: number, capacity: number) {
@@ -101,11 +104,18 @@ export class ColumnBuilder {
     this.len = row + 1;
   }
 
+  /** Stores the UTF-8 string in bytes [start, end) of `buf` at `row` of a column with `codes`. */
+  setStringBytes(row: number, buf: Buffer, start: number, end: number): void {
+    if (row > this.len) this.fillNulls(row);
+    this.codes!.set(row, buf, start, end);
+    this.len = row + 1;
+  }
+
   /** Forgets every value at or after `row` (used when a line is rejected half-way). */
   truncate(row: number): void {
     if (this.len <= row) return;
     this.len = row;
-    if (this.kind === KIND_STRING) this.strs.length = row;
+    if (this.kind === KIND_STRING && this.codes === null) this.strs.length = row;
   }
 
   /** Turns an integer column into a float column (MessagePack mixes int and float encodings of numbers). */
@@ -132,6 +142,7 @@ export class ColumnBuilder {
       case KIND_BOOL:
         return { type: 'bool', values: trim(this.u8, length), valid, tag: false };
       default:
+        if (this.codes !== null) return dictionaryColumn(this.codes.finish(length), this.tag);
         this.strs.length = length;
         return { type: 'string', values: this.strs, valid: null, tag: this.tag };
     }
@@ -139,7 +150,10 @@ export class ColumnBuilder {
 
   /** Marks rows [len, row) NULL. */
   private fillNulls(row: number): void {
-    if (this.kind === KIND_STRING) {
+    if (this.codes !== null) {
+      // Rows after a truncation may still hold codes: they become NULL (code 0).
+      for (let r = this.len; r < row; r++) this.codes.setNull(r);
+    } else if (this.kind === KIND_STRING) {
       const strs = this.strs;
       strs.length = this.len;
       while (strs.length < row) strs.push(null);

@@ -1,5 +1,5 @@
 /** Public face of ingest: the ColumnBatch contract, body decompression and the pure format parsers. */
-export { type Column, type ColumnBatch, type ColumnType, hourOf, MICROS_PER_HOUR } from './column-batch.ts';
+export { type Column, type ColumnBatch, type ColumnType, dictionaryColumn, hourOf, MICROS_PER_HOUR, type StringDictionary } from './column-batch.ts';
 export { type Compression, decompress, detectCompression } from './decompress.ts';
 export {
   isPrecision,
@@ -12,3 +12,8 @@ export {
   PRECISIONS,
 } from './lineprotocol/index.ts';
 export { type MsgpackWriteOptions, parseMsgpackWrite } from './msgpack/index.ts';
+export { lineChunks, multipartBoundary, spoolToFile, type LineChunk, type SpoolOptions, type SpoolResult } from './upload/index.ts';
+export { stageCsv, type CsvOptions } from './csv/index.ts';
+export { stageParquet, type ParquetOptions } from './parquet-import/index.ts';
+export { MAX_TIME_MICROS, TIME_FORMATS, type StagedColumn, type StagedTable, type TimeFormat } from './import-table/index.ts';
+export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, TleParser, type TleError, type TleResult } from './tle/index.ts';

@@ -1,12 +1,14 @@
 /**
- * Sorted ColumnBatches -> Parquet files, one per UTC hour, written by DuckDB's COPY from a table
- * loaded with table-loader.ts. DuckDB was measured faster than hyparquet-writer on the ingest
+ * ColumnBatches -> time-sorted Parquet files, one per UTC hour, written by DuckDB's COPY from the
+ * batch scan (batch-scan.ts). DuckDB was measured faster than hyparquet-writer on the ingest
  * benchmark shape (see bench/parquet-writer.bench.ts), and its COPY runs off the JS thread.
  */
 import type { DuckDBConnection } from '../duckdb/index.ts';
 import { MICROS_PER_HOUR, type ColumnBatch } from '../ingest/index.ts';
 import { hourLayout, type HourPart } from './hour-layout.ts';
-import { loadBatchesIntoTable, quoteIdent, type LoadedTable } from './table-loader.ts';
+import { ORDINAL_COLUMN, withBatchScan } from './batch-scan.ts';
+import { planColumns } from './chunk-fill.ts';
+import { quoteIdent, type LoadedTable } from './table-loader.ts';
 
 /** Parquet compression codecs (`ingest.compression`). */
 export type ParquetCompression = 'snappy' | 'zstd' | 'gzip' | 'none';
@@ -28,18 +30,35 @@ export interface WriteFilesOptions {
 
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-/** Writes `batches` (one measurement) as one time-sorted Parquet file per UTC hour. */
+/**
+ * Writes `batches` (one measurement) as one time-sorted Parquet file per UTC hour. The usual case,
+ * one hour, streams the rows from the JS arrays straight into the COPY; rows spanning hours are
+ * first put into a scratch table (by DuckDB, from the same stream) and then copied an hour at a time.
+ */
 export async function writeHourFiles(conn: DuckDBConnection, batches: readonly ColumnBatch[], opts: WriteFilesOptions): Promise<WrittenFile[]> {
   const { parts, sorted } = hourLayout(batches);
   if (parts.length === 0) return [];
-  const loaded = await loadBatchesIntoTable(conn, opts.table, batches, { strings: 'enum' });
+  const total = parts.reduce((n, p) => n + p.rows, 0);
+  const plans = planColumns(batches, total, 'enum');
+  const columns = ['time', ...plans.map((p) => p.name)];
+  if (parts.length === 1) {
+    const part = parts[0]!;
+    const path = opts.pathFor(part.hour);
+    const tags = plans.filter((p) => p.tag).map((p) => p.name);
+    // Stable sort: equal times keep arrival order, which the scan's row number records.
+    await withBatchScan(conn, batches, plans, !sorted, (scan) =>
+      copyToParquet(conn, `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${scan}${sorted ? '' : ` ORDER BY time, ${ORDINAL_COLUMN}`}`, path, tags, opts.compression),
+    );
+    return [{ ...part, path, columns }];
+  }
+  await withBatchScan(conn, batches, plans, false, (scan) => conn.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(opts.table)} AS SELECT * FROM ${scan}`));
+  const loaded: LoadedTable = { table: opts.table, rows: total, columns: [{ name: 'time', type: 'float64', tag: false, sqlType: 'TIMESTAMP' }, ...plans] };
   try {
     const out: WrittenFile[] = [];
     for (const part of parts) {
       const path = opts.pathFor(part.hour);
-      const range = parts.length === 1 ? null : { from: part.hour, to: part.hour + MICROS_PER_HOUR };
-      await copyTableToParquet(conn, loaded, path, { compression: opts.compression, sorted, range });
-      out.push({ ...part, path, columns: loaded.columns.map((c) => c.name) });
+      await copyTableToParquet(conn, loaded, path, { compression: opts.compression, sorted, range: { from: part.hour, to: part.hour + MICROS_PER_HOUR } });
+      out.push({ ...part, path, columns });
     }
     return out;
   } finally {
@@ -63,10 +82,12 @@ export async function copyTableToParquet(
   const select = loaded.columns.map((c) => quoteIdent(c.name)).join(', ');
   const where = opts.range ? ` WHERE time >= make_timestamp(${opts.range.from}::BIGINT) AND time < make_timestamp(${opts.range.to}::BIGINT)` : '';
   const order = opts.sorted ? '' : ' ORDER BY time, rowid';
-  const tags = JSON.stringify(loaded.columns.filter((c) => c.tag).map((c) => c.name));
-  const codec = opts.compression === 'none' ? 'uncompressed' : opts.compression;
-  await conn.run(
-    `COPY (SELECT ${select} FROM ${quoteIdent(loaded.table)}${where}${order}) TO ${sqlString(path)} ` +
-      `(FORMAT parquet, COMPRESSION ${codec}, KV_METADATA {tags: ${sqlString(tags)}})`,
-  );
+  const tags = loaded.columns.filter((c) => c.tag).map((c) => c.name);
+  await copyToParquet(conn, `SELECT ${select} FROM ${quoteIdent(loaded.table)}${where}${order}`, path, tags, opts.compression);
+}
+
+/** COPYs the rows of `query` to a Parquet file at `path`, with the tag column names as key/value metadata `tags`. */
+async function copyToParquet(conn: DuckDBConnection, query: string, path: string, tags: string[], compression: ParquetCompression): Promise<void> {
+  const codec = compression === 'none' ? 'uncompressed' : compression;
+  await conn.run(`COPY (${query}) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION ${codec}, KV_METADATA {tags: ${sqlString(JSON.stringify(tags))}})`);
 }

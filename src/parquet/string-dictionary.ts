@@ -31,8 +31,38 @@ export function encodeStrings(batches: readonly ColumnBatch[], name: string, tot
   const ids = new Uint32Array(total);
   let valid: Uint8Array | null = null;
   let row = 0;
+  /** The id of `v`, adding it; -1 when the dictionary is full (or `v` cannot be an ENUM member). */
+  const idOf = (v: string): number => {
+    let id = index.get(v);
+    if (id === undefined) {
+      if (dictionary.length >= limit || v.includes('\0')) return -1;
+      id = dictionary.length;
+      index.set(v, id);
+      dictionary.push(v);
+    }
+    return id;
+  };
   for (const b of batches) {
     const col = b.columns.get(name);
+    if (col?.type === 'string' && col.dict) {
+      // Parser-made codes: only the batch's small dictionary is hashed, rows are remapped by array lookup.
+      const { codes, dictionary: local } = col.dict;
+      const remap = new Int32Array(local.length);
+      for (let k = 0; k < local.length; k++) {
+        const v = local[k];
+        remap[k] = v === null || v === undefined ? -2 : idOf(v);
+        if (remap[k] === -1) return null;
+      }
+      for (let i = 0; i < b.length; i++, row++) {
+        const id = remap[codes[i]!]!;
+        if (id >= 0) ids[row] = id;
+        else {
+          if (valid === null) valid = new Uint8Array(total).fill(1);
+          valid[row] = 0;
+        }
+      }
+      continue;
+    }
     const direct = col?.type === 'string' ? col.values : null;
     for (let i = 0; i < b.length; i++, row++) {
       const v = direct ? (direct[i] ?? null) : stringAt(col, i);
@@ -41,13 +71,8 @@ export function encodeStrings(batches: readonly ColumnBatch[], name: string, tot
         valid[row] = 0;
         continue;
       }
-      let id = index.get(v);
-      if (id === undefined) {
-        if (dictionary.length >= limit || v.includes('\0')) return null;
-        id = dictionary.length;
-        index.set(v, id);
-        dictionary.push(v);
-      }
+      const id = idOf(v);
+      if (id < 0) return null;
       ids[row] = id;
     }
   }

@@ -8,12 +8,11 @@
  * appears twice, once per reference.
  */
 import type { DuckDBConnection } from '../duckdb/index.ts';
-import { planQuery, boundsOf, type TimeBounds } from './plan.ts';
+import { evaluateBounds } from './execution.ts';
+import { planQuery } from './plan.ts';
 import { guardTree } from './sql/guard.ts';
 import { parseSql } from './sql/parse.ts';
 import { findMeasurementRefs } from './sql/references.ts';
-import { boundsTree } from './sql/rewrite.ts';
-import { treeJson } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
 
 /** Estimate of one reference. */
@@ -45,21 +44,7 @@ export async function estimateQuery(conn: DuckDBConnection, source: TableSource,
   const tree = await parseSql(conn, sql);
   guardTree(tree);
   const refs = findMeasurementRefs(tree, database);
-  const bt = boundsTree(refs.flatMap((r) => r.conditions.map((c) => c.value)));
-  let bounds: TimeBounds[] = refs.map(() => ({}));
-  if (bt) {
-    try {
-      const text = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(bt)])).getRows()[0]![0]);
-      const row = (await conn.runAndReadAll(text)).getRows()[0] ?? [];
-      let k = 0;
-      bounds = refs.map((r) => boundsOf(r.conditions, r.conditions.map(() => {
-        const m = (row[k++] as { micros?: bigint } | null)?.micros;
-        return typeof m === 'bigint' ? Number(m) : null;
-      })));
-    } catch {
-      // Values DuckDB cannot evaluate alone: estimate without pruning.
-    }
-  }
+  const bounds = await evaluateBounds(conn, refs);
   const plan = planQuery(source, refs, bounds);
   const measurements = plan.refs.map((r): RefEstimate => {
     const buffered = r.bufferKey ? plan.buffers.get(r.bufferKey)!.rows : 0;

@@ -1,19 +1,19 @@
 /**
- * One SELECT on one connection: parse -> guard -> find measurements -> rewrite -> (in a transaction)
- * evaluate time bounds, plan files + buffered rows in one tick, load the buffered rows, create the
- * views -> stream the result into an encoder -> roll back (dropping every temporary object).
+ * One SELECT on one connection: parse -> guard -> find measurements -> evaluate time bounds -> plan
+ * files + buffered rows in one tick -> (in a transaction when rows are buffered: load them into temp
+ * tables) -> rewrite each reference into a subquery over its sources -> run -> encode -> roll back.
  */
 import type { DuckDBConnection, DuckDBDataChunk } from '../duckdb/index.ts';
 import { loadBatchesIntoTable } from '../parquet/index.ts';
 import { resultColumns, type ResultColumn } from './encode/result.ts';
 import { engineError } from './engine-errors.ts';
-import { boundsOf, planQuery, type PlannedQuery, type TimeBounds } from './plan.ts';
+import { boundsOf, planQuery, type TimeBounds } from './plan.ts';
 import { guardTree } from './sql/guard.ts';
 import { parseSql } from './sql/parse.ts';
 import { findMeasurementRefs, type MeasurementRef } from './sql/references.ts';
-import { boundsTree, ident, pointAtView, viewBody } from './sql/rewrite.ts';
+import { boundsTree, replaceWithSource } from './sql/rewrite.ts';
 import { treeJson } from './sql/tree.ts';
-import type { TableSource } from './table-source.ts';
+import type { SourceFile, TableSource } from './table-source.ts';
 
 /** Anything that consumes result chunks. */
 export interface ChunkEncoder {
@@ -52,30 +52,31 @@ export async function executeSelect<E extends ChunkEncoder>(
   guardTree(tree);
   const refs = findMeasurementRefs(tree, opts.database);
   const id = nextQueryId++;
-  const names = new Map<string, string>();
-  refs.forEach((r, i) => {
-    const view = `__svc_q${id}_v${i}`;
-    names.set(view, `${r.database}.${r.measurement}`);
-    pointAtView(r, view);
-  });
-  const values = refs.flatMap((r) => r.conditions.map((c) => c.value));
-  const bt = boundsTree(values);
+  const bounds = await evaluateBounds(conn, refs);
+  // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
+  const plan = planQuery(source, refs, bounds, opts.prune !== false);
   const t1 = performance.now();
-  await conn.run('BEGIN TRANSACTION');
+  const names = new Map<string, string>();
+  // Buffered rows live in temp tables for the query's duration; a transaction drops them on the way out.
+  const inTransaction = plan.buffers.size > 0;
+  if (inTransaction) await conn.run('BEGIN TRANSACTION');
   try {
-    const texts = await conn.runAndReadAll(
-      bt ? 'SELECT json_deserialize_sql($1::VARCHAR), json_deserialize_sql($2::VARCHAR)' : 'SELECT json_deserialize_sql($1::VARCHAR)',
-      bt ? [treeJson(tree), treeJson(bt)] : [treeJson(tree)],
-    );
-    const [finalSql, boundsSql] = texts.getRows()[0]! as string[];
-    const bounds = boundsSql ? await evaluateBounds(conn, boundsSql, refs) : refs.map(() => ({}));
-    const plan = planQuery(source, refs, bounds, opts.prune !== false);
-    await materialize(conn, plan, id, names);
+    const tables = new Map<string, string>();
+    let b = 0;
+    for (const [key, buf] of plan.buffers) {
+      const table = `__svc_q${id}_b${b++}`;
+      names.set(table, `${buf.database}.${buf.measurement}`);
+      await loadBatchesIntoTable(conn, table, buf.batches);
+      tables.set(key, table);
+    }
+    for (const r of plan.refs)
+      replaceWithSource(r.ref, { files: r.files.map((f) => f.path), unionByName: needsUnion(r.files), bufferTable: r.bufferKey ? tables.get(r.bufferKey)! : null });
+    const finalSql = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
     const t2 = performance.now();
     // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
     // (one async hop per 2048-row chunk costs more than the encoding itself).
-    const result = await conn.run(finalSql!).catch((err) => {
-      throw engineError(err, names);
+    const result = await conn.run(finalSql).catch((err) => {
+      throw engineError(err, names, source.root);
     });
     const columns = resultColumns(result.columnNames(), result.columnTypes());
     const encoder = makeEncoder(columns);
@@ -87,19 +88,30 @@ export async function executeSelect<E extends ChunkEncoder>(
       plan_ms: round(t2 - t1),
       execute_ms: round(t3 - t2),
       files: plan.refs.reduce((n, r) => n + r.files.length, 0),
-      buffered_rows: [...plan.buffers.values()].reduce((n, b) => n + b.rows, 0),
+      buffered_rows: [...plan.buffers.values()].reduce((n, x) => n + x.rows, 0),
     };
     return { encoder, columns, profile };
   } finally {
-    await conn.run('ROLLBACK').catch(() => undefined);
+    if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
   }
 }
 
-/** Evaluates every condition value in DuckDB (same transaction as the query: same now()). */
-async function evaluateBounds(conn: DuckDBConnection, sql: string, refs: readonly MeasurementRef[]): Promise<TimeBounds[]> {
+/** Whether files differ in their columns (or are not known to agree): then read them by name. */
+function needsUnion(files: readonly SourceFile[]): boolean {
+  if (files.length < 2) return false;
+  const first = files[0]!.columns;
+  if (!first) return true;
+  const key = first.join('\u0000');
+  return files.some((f) => !f.columns || f.columns.join('\u0000') !== key);
+}
+
+/** Evaluates every condition value in DuckDB itself, in one statement; no conditions, no statement. */
+export async function evaluateBounds(conn: DuckDBConnection, refs: readonly MeasurementRef[]): Promise<TimeBounds[]> {
+  const bt = boundsTree(refs.flatMap((r) => r.conditions.map((c) => c.value)));
+  if (!bt) return refs.map(() => ({}));
   let row: unknown[] = [];
   try {
-    row = (await conn.runAndReadAll(sql)).getRows()[0] ?? [];
+    row = (await conn.runAndReadAll('SELECT * FROM json_execute_serialized_sql($1::VARCHAR)', [treeJson(bt)])).getRows()[0] ?? [];
   } catch {
     // A value DuckDB cannot evaluate alone: no pruning; the query itself reports any real error.
     return refs.map(() => ({}));
@@ -111,26 +123,6 @@ async function evaluateBounds(conn: DuckDBConnection, sql: string, refs: readonl
 function micros(v: unknown): number | null {
   const m = (v as { micros?: bigint } | null)?.micros;
   return typeof m === 'bigint' ? Number(m) : null;
-}
-
-/** Loads buffered rows into temp tables and creates one temp view per reference. */
-async function materialize(conn: DuckDBConnection, plan: PlannedQuery, id: number, names: Map<string, string>): Promise<void> {
-  const tables = new Map<string, string>();
-  let b = 0;
-  for (const [key, buf] of plan.buffers) {
-    const table = `__svc_q${id}_b${b++}`;
-    names.set(table, `${buf.database}.${buf.measurement}`);
-    await loadBatchesIntoTable(conn, table, buf.batches);
-    tables.set(key, table);
-  }
-  const ddl = plan.refs.map((r, i) => {
-    const body = viewBody(
-      r.files.map((f) => f.path),
-      r.bufferKey ? tables.get(r.bufferKey)! : null,
-    );
-    return `CREATE TEMP VIEW ${ident(`__svc_q${id}_v${i}`)} AS ${body}`;
-  });
-  if (ddl.length > 0) await conn.run(ddl.join(';\n'));
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -4,4 +4,6 @@ export { ManifestTableSource, type TableSource, type SourceFile, type BufferedRo
 export type { QueryProfile, ChunkEncoder } from './execution.ts';
 export type { QueryEstimate, RefEstimate } from './estimate.ts';
 export { JsonEncoder } from './encode/json-encoder.ts';
+export { ArrowEncoder } from './encode/arrow-encoder.ts';
+export { MsgpackEncoder } from './encode/msgpack-encoder.ts';
 export type { ResultColumn } from './encode/result.ts';

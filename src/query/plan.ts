@@ -33,7 +33,9 @@ export interface PlannedQuery {
 /**
  * Bounds implied by AND-ed conditions, given each condition's value as epoch µs (null: unknown,
  * the condition is ignored). Strict comparisons are widened to inclusive ones: a file ending exactly
- * at the bound is kept, which costs a little reading and never a row.
+ * at the bound is kept, which costs a little reading and never a row. Upper bounds that read the
+ * clock are ignored: the query's own now() comes later than the one the bounds were evaluated with,
+ * so such a bound could drop a file the query needs (lower bounds only widen that way).
  */
 export function boundsOf(conditions: readonly TimeCondition[], values: readonly (number | null)[]): TimeBounds {
   const b: TimeBounds = {};
@@ -41,7 +43,7 @@ export function boundsOf(conditions: readonly TimeCondition[], values: readonly 
     const v = values[i];
     if (v === null || v === undefined || !Number.isFinite(v)) return;
     if (c.op === '>' || c.op === '>=' || c.op === '=') b.minTime = b.minTime === undefined ? v : Math.max(b.minTime, v);
-    if (c.op === '<' || c.op === '<=' || c.op === '=') b.maxTime = b.maxTime === undefined ? v : Math.min(b.maxTime, v);
+    if ((c.op === '<' || c.op === '<=' || c.op === '=') && !c.usesNow) b.maxTime = b.maxTime === undefined ? v : Math.min(b.maxTime, v);
   });
   return b;
 }

@@ -94,9 +94,13 @@ export class QueryService {
   private async withConnection<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return this.pool.use(async (conn) => {
       const state: { why: 'timeout' | 'aborted' | null } = { why: null };
+      let repeat: ReturnType<typeof setInterval> | null = null;
+      // Interrupt now and again every 50 ms: a signal that lands between two statements of the query
+      // would otherwise be lost and the next statement would run on.
       const interrupt = (reason: 'timeout' | 'aborted') => {
         state.why ??= reason;
         conn.interrupt();
+        repeat ??= setInterval(() => conn.interrupt(), 50);
       };
       const timer = this.opts.timeoutMs > 0 ? setTimeout(() => interrupt('timeout'), this.opts.timeoutMs) : null;
       const onAbort = () => interrupt('aborted');
@@ -106,15 +110,18 @@ export class QueryService {
         if (state.why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected');
         return await fn(conn);
       } catch (err) {
-        if (state.why === 'timeout' && isInterrupt(err)) {
+        if (state.why === 'timeout') {
           this.metrics?.queryTimeouts.inc();
           throw new AppError('timeout', `query cancelled: it ran longer than query.timeout (${this.opts.timeoutMs} ms)`, { cause: err });
         }
         if (state.why === 'aborted') throw new AppError('invalid', 'query cancelled: the client disconnected', { cause: err });
-        throw engineError(err);
+        throw engineError(err, undefined, this.source.root);
       } finally {
         if (timer) clearTimeout(timer);
+        if (repeat) clearInterval(repeat);
         signal?.removeEventListener('abort', onAbort);
+        // An interrupt may have hit the query's own ROLLBACK: leave the connection clean for the next user.
+        if (state.why) await conn.run('ROLLBACK').catch(() => undefined);
       }
     });
   }

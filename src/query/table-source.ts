@@ -15,6 +15,8 @@ export interface SourceFile {
   maxTime: number;
   rows: number;
   bytes: number;
+  /** Column names in file order, when known (files of equal columns need no union_by_name). */
+  columns?: readonly string[];
 }
 
 /** The planner's view of storage. */
@@ -57,6 +59,7 @@ export class ManifestTableSource implements TableSource {
       maxTime: f.maxTime,
       rows: f.rows,
       bytes: f.bytes,
+      columns: f.columns,
     }));
   }
 

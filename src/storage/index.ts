@@ -4,3 +4,5 @@ export { assertKey, assertPrefix, dataFileKey, parseDataFileKey, uniqueNanos } f
 export { LocalObjectStore } from './local/local-object-store.ts';
 export { meteredStore } from './metered-store.ts';
 export { FileReaper } from './file-reaper.ts';
+export { openObjectStore, type OpenedStore } from './open-object-store.ts';
+export { StorageHealth, type StorageHealthView, type CredentialState } from './cache/storage-health.ts';

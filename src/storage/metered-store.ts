@@ -32,7 +32,8 @@ export function meteredStore(store: ObjectStore, metrics: SvcMetrics): ObjectSto
     list: (prefix) => store.list(prefix).catch(fail),
     stat: (key) => store.stat(key).catch(fail),
     delete: (key) => store.delete(key).catch(fail),
-    localPath: (key) => store.localPath(key),
+    // A remote store downloads here (a cold query): a failure is a storage failure like any other.
+    localPath: (key) => store.localPath(key).catch(fail),
     scratchPath: (suffix) => store.scratchPath(suffix),
   };
 }

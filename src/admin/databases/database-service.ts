@@ -1,14 +1,18 @@
 import type { DatabaseStore, FileManifestStore } from '../../catalog/index.ts';
-import { conflict, forbidden, invalid, notFound } from '../../lib/errors.ts';
+import { conflict, forbidden, invalid, notFound, unavailable } from '../../lib/errors.ts';
 import { assertDatabaseName } from '../../lib/names.ts';
-import type { ObjectStore } from '../../storage/index.ts';
+import type { FileReaper, ObjectStore } from '../../storage/index.ts';
+import type { MeasurementLocks } from '../measurement-locks.ts';
 
 /** What the database service needs from the write buffers (kept as functions so admin/ stays decoupled). */
 export interface BufferedView {
   /** (database, measurement) pairs with rows not yet in files. */
   measurements(database?: string): { database: string; measurement: string }[];
-  /** Discards every buffered row of a database that is being dropped; returns how many rows. */
-  dropDatabase(database: string): number | Promise<number>;
+  /**
+   * Discards every buffered row of a database that is being dropped (releasing their WAL tickets) and
+   * waits for its rows in flight to land in files; resolves to the rows discarded, -1 on timeout.
+   */
+  dropDatabase(database: string, timeoutMs?: number): number | Promise<number>;
 }
 
 /** One database as the API shows it. */
@@ -24,8 +28,12 @@ export class DatabaseService {
       databases: DatabaseStore;
       manifest: FileManifestStore;
       store: ObjectStore;
+      reaper: FileReaper;
+      locks: MeasurementLocks;
       buffered: BufferedView;
       deleteEnabled: boolean;
+      /** How long a drop waits for the database's rows in flight to reach files. */
+      flushTimeoutMs: number;
     },
   ) {}
 
@@ -58,24 +66,31 @@ export class DatabaseService {
     return this.measurementNames(name);
   }
 
-  /** Drops a database with all its files. Requires `delete.enabled` (403) and `confirm` (400). */
+  /**
+   * Drops a database with all its files. Requires `delete.enabled` (403) and `confirm` (400). Files
+   * leave the manifest in one transaction and are deleted by the reaper as soon as no query reads them.
+   */
   async drop(name: string, confirmed: boolean): Promise<{ message: string; files_deleted: number }> {
     if (!this.deps.deleteEnabled) throw forbidden('deleting is disabled: set delete.enabled=true');
     if (!confirmed) throw invalid('confirmation required: add ?confirm=true');
     this.assertExists(name);
-    // Buffered rows go first so that no flush recreates files after they are deleted.
-    await this.deps.buffered.dropDatabase(name);
-    const files = this.deps.manifest.listAll(name);
-    let deleted = 0;
-    for (const f of files) {
-      await this.deps.store.delete(f.path);
-      this.deps.manifest.remove([f.path]);
-      deleted++;
-    }
-    // Files the manifest did not know (left by a crash) go too.
-    for (const o of await this.deps.store.list(`${name}/`)) if (await this.deps.store.delete(o.key)) deleted++;
-    this.deps.databases.delete(name);
-    return { message: `database '${name}' deleted`, files_deleted: deleted };
+    const { manifest, store, reaper } = this.deps;
+    const keys = this.measurementNames(name).map((measurement) => ({ database: name, measurement }));
+    // Under the measurements' locks no delete, retention or continuous query rewrites these files meanwhile.
+    return this.deps.locks.run(keys, async () => {
+      // Buffered rows go first so that no flush recreates files after they are deleted.
+      if ((await this.deps.buffered.dropDatabase(name, this.deps.flushTimeoutMs)) < 0)
+        throw unavailable(`cannot drop database '${name}': its rows in flight did not reach storage in time; retry later`, 5);
+      const paths = manifest.listAll(name).map((f) => f.path);
+      manifest.replace(paths, []);
+      await reaper.collect();
+      // Files the manifest did not know (left by a crash) go too; tombstoned ones stay with the reaper.
+      const waiting = new Set(manifest.tombstones());
+      let orphans = 0;
+      for (const o of await store.list(`${name}/`)) if (!waiting.has(o.key) && (await store.delete(o.key))) orphans++;
+      this.deps.databases.delete(name);
+      return { message: `database '${name}' deleted`, files_deleted: paths.length + orphans };
+    });
   }
 
   private exists(name: string): boolean {

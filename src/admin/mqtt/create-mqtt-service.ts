@@ -16,11 +16,20 @@ export function secretKeyPath(dbPath: string): string | null {
 /** The MQTT service over the catalog, writing through `write`; throws "cannot start: ..." on a bad key. */
 export function createMqttService(opts: { catalog: CatalogDb; config: Config; write: PointWriter; logger: Logger }): MqttService {
   const keyFile = secretKeyPath(opts.config.auth.db_path);
-  const { key, source } = loadSecretKey(opts.config.mqtt.encryption_key, keyFile);
-  if (source === 'key-file-created') opts.logger.info('created secret key file for MQTT passwords', { path: keyFile });
+  const configKey = opts.config.mqtt.encryption_key;
+  // A configured key is checked now (a typo stops startup); the key file is made only when a password needs it.
+  const secrets = new SecretBox(
+    configKey.trim() !== ''
+      ? loadSecretKey(configKey, keyFile).key
+      : () => {
+          const { key, source } = loadSecretKey('', keyFile);
+          if (source === 'key-file-created') opts.logger.info('created secret key file for MQTT passwords', { path: keyFile });
+          return key;
+        },
+  );
   return new MqttService({
     store: new SubscriptionStore(opts.catalog),
-    secrets: new SecretBox(key),
+    secrets,
     write: opts.write,
     logger: opts.logger,
     enabled: opts.config.mqtt.enabled,

@@ -9,7 +9,7 @@ import type { Logger } from '../../observability/index.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
 import { checkSettings, readTlsFiles, settingsFromCreate, settingsFromUpdate } from './subscription-settings.ts';
-import { SubscriptionRuntime } from './subscription-runtime.ts';
+import { newSessionStores, SubscriptionRuntime, type SessionStores } from './subscription-runtime.ts';
 import { SubscriptionStats, type SubscriptionStatsView } from './subscription-stats.ts';
 import type { SubscriptionStore } from './subscription-store.ts';
 import type { PointWriter, SubscriptionRecord, SubscriptionSettings } from './subscription.ts';
@@ -37,6 +37,7 @@ export class MqttService {
   private readonly runtimes = new Map<string, SubscriptionRuntime>();
   private readonly stats = new Map<string, SubscriptionStats>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly sessions = new Map<string, SessionStores>();
   private readonly logger: Logger;
 
   constructor(private readonly deps: MqttServiceDeps) {
@@ -62,7 +63,7 @@ export class MqttService {
     const id = `mqtt_${randomId(8)}`;
     const desired = settings.auto_start ? 'running' : 'stopped';
     const record: SubscriptionRecord = { ...settings, id, password_enc: null, desired_status: desired, created_at: now, updated_at: now };
-    if (input.password) record.password_enc = this.deps.secrets.seal(input.password, id);
+    if (input.password) record.password_enc = this.seal(input.password, id);
     this.deps.store.insert(record);
     this.logger.info('mqtt subscription created', { subscription: record.name, id });
     if (desired === 'running' && this.deps.enabled) {
@@ -85,8 +86,9 @@ export class MqttService {
       checkSettings(settings);
       const next: SubscriptionRecord = { ...current, ...settings, updated_at: new Date().toISOString() };
       if (input.password === null || input.password === '') next.password_enc = null;
-      else if (input.password !== undefined) next.password_enc = this.deps.secrets.seal(input.password, id);
+      else if (input.password !== undefined) next.password_enc = this.seal(input.password, id);
       this.deps.store.update(next);
+      this.sessions.delete(id); // new settings (client id, qos, broker): a new session
       return this.get(id);
     });
   }
@@ -97,6 +99,7 @@ export class MqttService {
       this.requireStopped(this.record(id), 'delete');
       this.deps.store.delete(id);
       this.stats.delete(id);
+      this.sessions.delete(id);
     });
   }
 
@@ -120,6 +123,7 @@ export class MqttService {
       if (!rt) return { id, status: 'stopped' as const, message: 'subscription is already stopped' };
       this.runtimes.delete(id);
       await rt.stop();
+      this.logger.info('mqtt subscription stopped', { id });
       return { id, status: 'stopped' as const, message: 'subscription stopped' };
     });
   }
@@ -195,9 +199,19 @@ export class MqttService {
       throw new AppError('internal', `cannot start subscription '${r.name}': ${(err as Error).message}`);
     }
     const tls = readTlsFiles(r);
-    const rt = new SubscriptionRuntime(r, { write: this.deps.write, logger: this.logger, stats: this.statsFor(r.id), password, tls });
+    let session = this.sessions.get(r.id);
+    if (!session) this.sessions.set(r.id, (session = newSessionStores()));
+    const rt = new SubscriptionRuntime(r, { write: this.deps.write, logger: this.logger, stats: this.statsFor(r.id), password, tls, session });
     rt.start();
     this.runtimes.set(r.id, rt);
+  }
+
+  private seal(password: string, id: string): string {
+    try {
+      return this.deps.secrets.seal(password, id);
+    } catch (err) {
+      throw new AppError('internal', `cannot encrypt password: ${(err as Error).message.replace(/^cannot start: /, '')}`);
+    }
   }
 
   private record(id: string): SubscriptionRecord {

@@ -9,10 +9,17 @@ import { dirname } from 'node:path';
 
 const KEY_BYTES = 32;
 
-/** Encrypts and decrypts short secrets with one 256-bit key. */
+/** Encrypts and decrypts short secrets with one 256-bit key, given or loaded on first use. */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {
+  private loaded: Buffer | null = null;
+
+  constructor(private readonly source: Buffer | (() => Buffer)) {}
+
+  private get key(): Buffer {
+    if (this.loaded) return this.loaded;
+    const key = typeof this.source === 'function' ? this.source() : this.source;
     if (key.length !== KEY_BYTES) throw new Error(`invariant broken: secret key must be ${KEY_BYTES} bytes, got ${key.length}`);
+    return (this.loaded = key);
   }
 
   /** Ciphertext of `plaintext`, bound to `context` (the owning record's id). */

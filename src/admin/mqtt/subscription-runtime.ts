@@ -4,7 +4,7 @@
  * through the client's `handleMessage` hook, so a QoS 1/2 message is acknowledged only after the write
  * path accepted its points: a crash before that leaves it with the broker, which redelivers it.
  */
-import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import { connect, Store, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from '../../observability/index.ts';
 import type { PointWriter, SubscriptionRecord } from './subscription.ts';
 import { decodeMessage } from './message-decoder.ts';
@@ -15,8 +15,24 @@ import { TopicRouter } from './topic-router.ts';
 /** Connection state while the subscription runs; `reconnecting` while the broker is away. */
 export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
+/**
+ * The client side of an MQTT session: QoS 2 messages acknowledged with PUBREC but not yet released.
+ * Kept across reconnects and stop/start, so a PUBREL the broker sends later still finds its message.
+ */
+export interface SessionStores {
+  incomingStore: Store;
+  outgoingStore: Store;
+}
+
+/** Fresh session stores for a subscription. */
+export function newSessionStores(): SessionStores {
+  // clean: false — the client's end() must not wipe them: the next client of this subscription reuses them.
+  return { incomingStore: new Store({ clean: false }), outgoingStore: new Store({ clean: false }) };
+}
+
 /** What a runtime needs besides its record. */
 export interface RuntimeDeps {
+  session: SessionStores;
   write: PointWriter;
   logger: Logger;
   stats: SubscriptionStats;
@@ -61,6 +77,7 @@ export class SubscriptionRuntime {
       reconnectPeriod: 0, // backoff is ours: the package only knows a fixed period
       protocolVersion: 4,
       ...this.deps.tls,
+      ...this.deps.session,
       rejectUnauthorized: true,
     };
     const client = connect(connectionUrl(r.broker, r.tls_enabled), options);
@@ -112,7 +129,7 @@ export class SubscriptionRuntime {
     this.attempts++;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
-      if (!this.stopping) this.client?.reconnect();
+      if (!this.stopping) this.client?.reconnect(this.deps.session);
     }, delay);
   }
 

@@ -31,8 +31,23 @@ export const compactionSection = z.object({
   temp_directory: str('./data/compaction', 'Scratch folder for compaction output'),
   memory_limit: size('', 'Memory per job, absolute with unit (empty: database.memory_limit / max_concurrent)', true),
   threads: int(0, 'Threads per job (0: half the cores, at least 1)'),
-  max_files_per_batch: int(30, 'Most files merged in one batch (2-500; out of range falls back to 30)', 2),
+  max_files_per_batch: filesPerBatch(),
 });
+
+/**
+ * `compaction.max_files_per_batch`: 2-500. 1 is refused at startup (a batch of one file merges
+ * nothing, so it is surely a mistake); any other value out of range falls back to the default 30.
+ */
+function filesPerBatch() {
+  const def = 30;
+  return z
+    .number()
+    .int('must be a whole number')
+    .refine((v) => v !== 1, { message: 'must be at least 2 (a batch of one file merges nothing)' })
+    .transform((v) => (v < 2 || v > 500 ? def : v))
+    .prefault(def)
+    .meta({ kind: 'int', default: def, description: 'Most files merged in one batch (2-500; 1 is rejected; other out-of-range values fall back to 30)' });
+}
 
 /** [backup]: backup and restore. */
 export const backupSection = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, oneOf, size, str } from '../fields.ts';
+import { bool, duration, oneOf, size, str } from '../fields.ts';
 
 /** [storage]: where Parquet files live. */
 export const storageSection = z.object({
@@ -7,6 +7,7 @@ export const storageSection = z.object({
   local_path: str('./data/svc', 'Root folder of data files for the local backend'),
   cache_path: str('./data/cache', 'Local read-through cache of object-store files (s3, azure)'),
   cache_size: size('10GB', 'Upper bound of the local read cache'),
+  cache_revalidate: duration('0s', 'How long a cached object is trusted before its ETag is checked again (0: a HEAD per use, never stale)'),
   s3_bucket: str('', 'S3 bucket'),
   s3_region: str('us-east-1', 'S3 region'),
   s3_endpoint: str('', 'S3 endpoint URL for S3-compatible stores'),
@@ -20,4 +21,5 @@ export const storageSection = z.object({
   azure_key: str('', 'Azure storage account key'),
   azure_endpoint: str('', 'Azure blob endpoint URL'),
   azure_sas_token: str('', 'Azure SAS token'),
+  azure_prefix: str('', 'Blob name prefix inside the container, so several servers can share one'),
 });

@@ -45,7 +45,7 @@ export function decodeColumns(r: MsgpackReader, now: number): DecodedColumns {
     if (name === 'time') {
       time = decodeTime(r, n);
     } else {
-      const col = decodeColumn(r, n, { name, label: `column '${name}'`, stringsAreTags: true, capacity: n });
+      const col = decodeColumn(r, n, { name, label: `column '${name}'`, stringsAreTags: true, capacity: n, codes: true });
       if (col !== null) builders.push(col);
     }
   }

@@ -5,6 +5,7 @@
  */
 import { invalid } from '../../lib/errors.ts';
 import { ByteInterner, hashBytes } from '../byte-interner.ts';
+import { StringCodes } from '../string-codes.ts';
 import { ColumnBuilder, KIND_BOOL, KIND_FLOAT, KIND_INT, KIND_STRING, KIND_WORDS } from '../column-builder.ts';
 import { MsgpackReader, T_BOOL, T_FLOAT, T_INT, T_NIL, T_STRING, TYPE_WORDS } from './msgpack-reader.ts';
 
@@ -21,7 +22,12 @@ export interface ValueTarget {
   stringsAreTags: boolean;
   /** Rows already allocated for a new column (its final length when known). */
   capacity: number;
+  /** Keep a string column as dictionary codes (whole columns of the columnar form). */
+  codes?: boolean;
 }
+
+// Below this many rows a string column stays a plain array: the codes' lookup table would cost more.
+const MIN_CODED_ROWS = 256;
 
 /**
  * Reads the value at the cursor into `col` at `row`, creating the column on its first non-null
@@ -58,7 +64,8 @@ export function storeValue(r: MsgpackReader, col: ColumnBuilder | null, row: num
       r.pos += len;
       if (col === null) col = newColumn(target, KIND_STRING, row);
       else if (col.kind !== KIND_STRING) throw mixed(target, row, KIND_STRING, col.kind);
-      col.setString(row, internString(r.buf, start, start + len));
+      if (col.codes !== null) col.setStringBytes(row, r.buf, start, start + len);
+      else col.setString(row, internString(r.buf, start, start + len));
       return col;
     }
     case T_BOOL: {
@@ -110,7 +117,10 @@ function int64Of(r: MsgpackReader, target: ValueTarget, row: number): bigint {
 }
 
 function newColumn(target: ValueTarget, kind: number, row: number): ColumnBuilder {
-  return new ColumnBuilder(target.name, kind, kind === KIND_STRING && target.stringsAreTags, 0, Math.max(target.capacity, row + 1));
+  const capacity = Math.max(target.capacity, row + 1);
+  const col = new ColumnBuilder(target.name, kind, kind === KIND_STRING && target.stringsAreTags, 0, capacity);
+  if (kind === KIND_STRING && target.codes === true && capacity >= MIN_CODED_ROWS) col.codes = new StringCodes(capacity, interner);
+  return col;
 }
 
 function mixed(target: ValueTarget, row: number, kind: number, earlier: number) {

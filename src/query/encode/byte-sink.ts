@@ -41,7 +41,7 @@ export class ByteSink {
   bytes(src: Uint8Array): void {
     const n = src.length;
     this.reserve(n);
-    if (n < 16) {
+    if (n < 32) {
       const buf = this.buf;
       let p = this.pos;
       for (let i = 0; i < n; i++) buf[p++] = src[i]!;

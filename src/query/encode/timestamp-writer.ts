@@ -36,15 +36,6 @@ export class TimestampWriter {
     this.parts(sink, sec, v - sec * this.perSec);
   }
 
-  /** The text of one value (tests, MessagePack-free paths). */
-  text(v: number): string {
-    const sec = Math.floor(v / this.perSec);
-    const d = new Date(sec * 1000).toISOString().slice(0, -5);
-    const frac = v - sec * this.perSec;
-    if (frac === 0) return d + 'Z';
-    return `${d}.${String(frac).padStart(this.digits, '0').replace(/0+$/, '')}Z`;
-  }
-
   private parts(sink: ByteSink, sec: number, frac: number): void {
     if (sec !== this.lastSec) {
       this.lastSec = sec;

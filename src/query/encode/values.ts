@@ -1,11 +1,9 @@
 /**
  * Value readers over raw DuckDB vectors shared by the encoders: 64-bit integers read as two 32-bit
- * halves (no BigInt per value when the value fits a double exactly), decimals as numbers, and
- * timestamps as RFC 3339 UTC text with the seconds prefix cached (rows of a time series mostly
- * share their second with the previous row).
+ * halves (no BigInt per value when the value fits a double exactly) and decimals as numbers.
  */
-import { stringBytes, type RawVector } from '../../duckdb/index.ts';
-import type { ColumnKind, TimeUnit } from './column-kind.ts';
+import type { RawVector } from '../../duckdb/index.ts';
+import type { ColumnKind } from './column-kind.ts';
 
 const TWO_32 = 4294967296;
 const TWO_53 = 9007199254740992;
@@ -111,60 +109,7 @@ export function jsonNumber(n: number): string {
   return Number.isFinite(n) ? String(n) : 'null';
 }
 
-const UNIT_PER_SEC: Record<TimeUnit, number> = { s: 1, ms: 1e3, us: 1e6, ns: 1e9 };
-const FRAC_DIGITS: Record<TimeUnit, number> = { s: 0, ms: 3, us: 6, ns: 9 };
-
-/** Formats epoch values of one unit as RFC 3339 UTC (`2024-01-02T03:04:05.123456Z`, trailing zeros trimmed). */
-export class TimestampFormatter {
-  private lastSec = Number.NaN;
-  private lastPrefix = '';
-  private readonly perSec: number;
-  private readonly digits: number;
-
-  constructor(private readonly unit: TimeUnit) {
-    this.perSec = UNIT_PER_SEC[unit];
-    this.digits = FRAC_DIGITS[unit];
-  }
-
-  /** Text of 64-bit value `i` of `w` (exact for every unit; ns values go through BigInt). */
-  at(w: Int32Array, i: number): string {
-    if (this.unit === 'ns') {
-      const big = BigInt.asIntN(64, (BigInt(w[2 * i + 1]! >>> 0) << 32n) | BigInt(w[2 * i]! >>> 0));
-      const sec = big / 1_000_000_000n - (big % 1_000_000_000n < 0n ? 1n : 0n);
-      return this.format(Number(sec), Number(big - sec * 1_000_000_000n));
-    }
-    return this.ofValue(int64At(w, i));
-  }
-
-  /** Text of one value in this formatter's unit. */
-  ofValue(v: number): string {
-    const sec = Math.floor(v / this.perSec);
-    return this.format(sec, v - sec * this.perSec);
-  }
-
-  private format(sec: number, frac: number): string {
-    if (sec !== this.lastSec) {
-      this.lastSec = sec;
-      const d = new Date(sec * 1000);
-      this.lastPrefix = Number.isNaN(d.getTime()) ? String(sec) : d.toISOString().slice(0, -5);
-    }
-    if (frac === 0) return this.lastPrefix + 'Z';
-    let f = String(frac).padStart(this.digits, '0');
-    let end = f.length;
-    while (f.charCodeAt(end - 1) === 48) end--;
-    if (end !== f.length) f = f.slice(0, end);
-    return this.lastPrefix + '.' + f + 'Z';
-  }
-}
-
 /** DATE value (days since epoch) as `YYYY-MM-DD`. */
 export function dateText(days: number): string {
   return new Date(days * 86_400_000).toISOString().slice(0, 10);
-}
-
-const decoder = new TextDecoder();
-
-/** String `i` of a VARCHAR vector. */
-export function stringAt(raw: RawVector, i: number): string {
-  return decoder.decode(stringBytes(raw.data, i));
 }

@@ -11,6 +11,8 @@ export interface TimeCondition {
   op: '=' | '<' | '<=' | '>' | '>=';
   /** The constant expression (a subtree of the query; evaluated by DuckDB). */
   value: Node;
+  /** The value depends on the current time (now(), current_date, ...). */
+  usesNow: boolean;
 }
 
 /** One table reference that reads a measurement. */
@@ -97,10 +99,10 @@ function collectConditions(select: Node, out: Map<Node, TimeCondition[]>): void 
     for (const term of terms) {
       const op = COMPARISONS[String(term.type)];
       if (term.class === 'COMPARISON' && op) {
-        if (matches(term.left) && isConstant(term.right)) conds.push({ op, value: term.right as Node });
-        else if (matches(term.right) && isConstant(term.left)) conds.push({ op: FLIP[op], value: term.left as Node });
+        if (matches(term.left) && isConstant(term.right)) conds.push({ op, value: term.right as Node, usesNow: usesNow(term.right) });
+        else if (matches(term.right) && isConstant(term.left)) conds.push({ op: FLIP[op], value: term.left as Node, usesNow: usesNow(term.left) });
       } else if (term.class === 'BETWEEN' && matches(term.input) && isConstant(term.lower) && isConstant(term.upper)) {
-        conds.push({ op: '>=', value: term.lower as Node }, { op: '<=', value: term.upper as Node });
+        conds.push({ op: '>=', value: term.lower as Node, usesNow: usesNow(term.lower) }, { op: '<=', value: term.upper as Node, usesNow: usesNow(term.upper) });
       }
     }
     if (conds.length > 0) out.set(t, conds);
@@ -120,6 +122,15 @@ function fromTables(from: unknown): Node[] | null {
   const l = fromTables(from.left);
   const r = fromTables(from.right);
   return l && r ? [...l, ...r] : null;
+}
+
+const NOW_FUNCTIONS = new Set(['now', 'current_timestamp', 'get_current_timestamp', 'transaction_timestamp', 'current_date', 'today']);
+
+/** True when a constant expression reads the clock. */
+function usesNow(e: unknown): boolean {
+  if (!isNode(e)) return false;
+  if (e.class === 'FUNCTION' && NOW_FUNCTIONS.has(String(e.function_name).toLowerCase())) return true;
+  return Object.values(e).some((v) => (Array.isArray(v) ? v.some(usesNow) : usesNow(v)));
 }
 
 /** True for an expression DuckDB can evaluate on its own: literals, casts and time arithmetic. */

@@ -1,9 +1,8 @@
 /**
- * The rewrite: each measurement reference becomes a reference to a per-query temporary view over
- * its files and buffered rows (created inside the query's transaction and rolled back with it).
- * The reference keeps its visible name: `db1.cpu` reads as `cpu`, an alias stays the alias.
- * Also builds the small SELECT that evaluates time-condition values in DuckDB itself, so literal
- * parsing, intervals and now() mean exactly what they mean in the query.
+ * The rewrite: each measurement reference (a BASE_TABLE node) becomes, in place, a subquery over
+ * its files and buffered rows, built as syntax-tree nodes (no SQL text is spliced). The reference
+ * keeps its visible name: `db1.cpu` reads as `cpu`, an alias stays the alias, column aliases and
+ * TABLESAMPLE stay attached. Also builds the SELECT that evaluates time-condition values in DuckDB.
  */
 import type { MeasurementRef } from './references.ts';
 import type { Node, SerializedSql } from './tree.ts';
@@ -13,43 +12,60 @@ export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 /** Quotes a SQL string literal. */
 export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-/** Points `ref.node` at view `view`, keeping the name the rest of the query uses for it. */
-export function pointAtView(ref: MeasurementRef, view: string): void {
-  const n = ref.node;
-  if (!n.alias) n.alias = n.table_name;
-  n.schema_name = '';
-  n.catalog_name = '';
-  n.table_name = view;
+/** What one reference reads. */
+export interface RefSource {
+  /** Absolute file paths. */
+  files: readonly string[];
+  /** Files differ in columns: read them with union_by_name (slower to bind, so only when needed). */
+  unionByName: boolean;
+  /** Temp table holding buffered rows, or null. */
+  bufferTable: string | null;
 }
 
-/** The SELECT body of a view over `files` (absolute paths) UNION ALL BY NAME the table `buffer`. */
-export function viewBody(files: readonly string[], buffer: string | null): string {
-  const scan = files.length > 0 ? `SELECT * FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true, hive_partitioning = false)` : null;
-  const buf = buffer ? `SELECT * FROM ${ident(buffer)}` : null;
-  if (scan && buf) return `${scan} UNION ALL BY NAME ${buf}`;
-  // A measurement with nothing stored is an empty relation that still has its time column.
-  return scan ?? buf ?? 'SELECT CAST(NULL AS TIMESTAMP) AS "time" WHERE false';
-}
+const at = { alias: '', query_location: 0 };
+const typed = (id: string, value: unknown): Node => ({ class: 'CONSTANT', type: 'VALUE_CONSTANT', ...at, value: { type: { id, type_info: null }, is_null: false, value } });
+const cast = (child: Node, id: string, tryCast = false, alias = ''): Node => ({
+  class: 'CAST',
+  type: 'OPERATOR_CAST',
+  ...at,
+  alias,
+  child,
+  cast_type: { id, type_info: null },
+  try_cast: tryCast,
+});
+const fn = (name: string, children: Node[], schema = ''): Node => ({
+  class: 'FUNCTION',
+  type: 'FUNCTION',
+  ...at,
+  function_name: name,
+  schema,
+  children,
+  filter: null,
+  order_bys: { type: 'ORDER_MODIFIER', orders: [] },
+  distinct: false,
+  is_operator: false,
+  export_state: false,
+  catalog: '',
+});
+const namedFlag = (name: string, on: boolean): Node => ({
+  class: 'COMPARISON',
+  type: 'COMPARE_EQUAL',
+  ...at,
+  left: { class: 'COLUMN_REF', type: 'COLUMN_REF', ...at, column_names: [name] },
+  right: cast(typed('VARCHAR', on ? 't' : 'f'), 'BOOLEAN'),
+});
+const STAR: Node = { class: 'STAR', type: 'STAR', ...at, relation_name: '', exclude_list: [], replace_list: [], columns: false, expr: null, qualified_exclude_list: [], rename_list: [] };
+const EMPTY_FROM: Node = { type: 'EMPTY', alias: '', sample: null, query_location: 0 };
 
-/** A tree selecting `TRY_CAST(<value> AS TIMESTAMP)` for each value, or null when there are none. */
-export function boundsTree(values: readonly Node[]): SerializedSql | null {
-  if (values.length === 0) return null;
-  const cast = (child: Node): Node => ({
-    class: 'CAST',
-    type: 'OPERATOR_CAST',
-    alias: '',
-    query_location: 0,
-    child,
-    cast_type: { id: 'TIMESTAMP', type_info: null },
-    try_cast: true,
-  });
-  const node: Node = {
+/** A SELECT node with the given list, FROM and WHERE. */
+function select(list: Node[], from: Node, where: Node | null = null): Node {
+  return {
     type: 'SELECT_NODE',
     modifiers: [],
     cte_map: { map: [] },
-    select_list: values.map(cast),
-    from_table: { type: 'EMPTY', alias: '', sample: null, query_location: 0 },
-    where_clause: null,
+    select_list: list,
+    from_table: from,
+    where_clause: where,
     group_expressions: [],
     group_sets: [],
     aggregate_handling: 'STANDARD_HANDLING',
@@ -57,5 +73,42 @@ export function boundsTree(values: readonly Node[]): SerializedSql | null {
     sample: null,
     qualify: null,
   };
-  return { error: false, statements: [{ node, named_param_map: [] }] };
+}
+
+/** The query node reading `src`: files UNION ALL BY NAME buffered rows, or an empty relation with a time column. */
+export function sourceNode(src: RefSource): Node {
+  const args = [fn('list_value', src.files.map((f) => typed('VARCHAR', f)), 'main'), namedFlag('hive_partitioning', false)];
+  if (src.unionByName) args.push(namedFlag('union_by_name', true));
+  const scan =
+    src.files.length > 0
+      ? select([STAR], { type: 'TABLE_FUNCTION', ...at, sample: null, function: fn('read_parquet', args), column_name_alias: [], with_ordinality: 'WITHOUT_ORDINALITY' })
+      : null;
+  const buf = src.bufferTable
+    ? select([STAR], { type: 'BASE_TABLE', ...at, sample: null, schema_name: '', table_name: src.bufferTable, column_name_alias: [], catalog_name: '', at_clause: null })
+    : null;
+  if (scan && buf) return { type: 'SET_OPERATION_NODE', modifiers: [], cte_map: { map: [] }, setop_type: 'UNION_BY_NAME', left: scan, right: buf, setop_all: true };
+  // A measurement with nothing stored is an empty relation that still has its time column.
+  const nullTime = cast({ class: 'CONSTANT', type: 'VALUE_CONSTANT', ...at, value: { type: { id: 'NULL', type_info: null }, is_null: true } }, 'TIMESTAMP', false, 'time');
+  return scan ?? buf ?? select([nullTime], EMPTY_FROM, cast(typed('VARCHAR', 'f'), 'BOOLEAN'));
+}
+
+/** Turns `ref.node` (a BASE_TABLE) into a subquery over `src`, keeping the name the query uses for it. */
+export function replaceWithSource(ref: MeasurementRef, src: RefSource): void {
+  const n = ref.node;
+  const replacement: Node = {
+    type: 'SUBQUERY',
+    alias: n.alias || n.table_name,
+    sample: n.sample ?? null,
+    query_location: n.query_location ?? 0,
+    subquery: { node: sourceNode(src), named_param_map: [] },
+    column_name_alias: n.column_name_alias ?? [],
+  };
+  for (const key of Object.keys(n)) delete n[key];
+  Object.assign(n, replacement);
+}
+
+/** A tree selecting `TRY_CAST(<value> AS TIMESTAMP)` for each value, or null when there are none. */
+export function boundsTree(values: readonly Node[]): SerializedSql | null {
+  if (values.length === 0) return null;
+  return { error: false, statements: [{ node: select(values.map((v) => cast(v, 'TIMESTAMP', true)), EMPTY_FROM), named_param_map: [] }] };
 }

@@ -1,0 +1,115 @@
+/**
+ * Query benchmark (`bun run bench:query`): N rows (default 10M) of the ingest-bench shape (time,
+ * host of 100, region of 10, five float fields) over 24 hours, one Parquet file per hour written by
+ * DuckDB straight into the storage layout; the server registers them at start-up (manifest
+ * reconcile). Each query runs through the HTTP API and, side by side, in DuckDB directly over the
+ * same 24 files in this process; medians of BENCH_REPEATS runs after one warm-up are printed.
+ * Env: BENCH_ROWS (default 10000000), BENCH_REPEATS (default 5), BENCH_VALUES (`random`: full
+ * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '../src/duckdb/index.ts';
+import { startServer, type TestServer } from '../tests/helpers/server.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const ROUNDED = process.env.BENCH_VALUES === 'rounded';
+const START = Date.UTC(2024, 0, 1);
+const HOUR_US = 3_600_000_000;
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** Writes 24 hourly files; returns their absolute paths. */
+async function generate(conn: DuckDBConnection, root: string): Promise<string[]> {
+  const perHour = Math.ceil(ROWS / 24);
+  const step = HOUR_US / perHour;
+  const v = (scale: number) => (ROUNDED ? `round(random() * ${scale}, 2)` : `random() * ${scale} + 0.5`);
+  const paths: string[] = [];
+  for (let h = 0; h < 24; h++) {
+    const d = new Date(START + h * 3_600_000);
+    const folder = join(root, 'bench', 'cpu', String(d.getUTCFullYear()), pad(d.getUTCMonth() + 1), pad(d.getUTCDate()), pad(d.getUTCHours()));
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, `cpu_${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}_${pad(d.getUTCHours())}0000_000000000.parquet`);
+    const rows = Math.min(perHour, ROWS - h * perHour);
+    await conn.run(
+      `COPY (SELECT make_timestamp(CAST(${(START + h * 3_600_000) * 1000} + floor(i * ${step}) AS BIGINT)) AS time, 'host_' || (i % 100) AS host,
+        'region_' || (i % 10) AS region, ${v(100)} AS usage_user, ${v(100)} AS usage_system, ${v(100)} AS usage_idle, ${v(10)} AS io_wait, ${v(4)} AS load
+        FROM range(${rows}) r(i) ORDER BY time) TO '${file}' (FORMAT parquet, COMPRESSION snappy)`,
+    );
+    paths.push(file);
+  }
+  return paths;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timeIt(fn: () => Promise<number>): Promise<{ ms: number; rows: number }> {
+  await fn();
+  const times: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < REPEATS; i++) {
+    const t0 = performance.now();
+    rows = await fn();
+    times.push(performance.now() - t0);
+  }
+  return { ms: median(times), rows };
+}
+
+async function viaHttp(s: TestServer, route: string, sql: string): Promise<number> {
+  const r = await s.fetch(route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
+  const bytes = await r.arrayBuffer();
+  if (r.status !== 200) throw new Error(`${route} ${r.status}: ${new TextDecoder().decode(bytes).slice(0, 300)}`);
+  return bytes.byteLength;
+}
+
+async function direct(conn: DuckDBConnection, sql: string): Promise<number> {
+  const res = await conn.run(sql);
+  let rows = 0;
+  for (let i = 0; i < res.chunkCount; i++) rows += res.getChunk(i).rowCount;
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-query-bench-'));
+  const root = join(dir, 'data', 'svc');
+  const duck = await DuckDBInstance.create(':memory:');
+  const conn = await duck.connect();
+  let s: TestServer | null = null;
+  try {
+    const g0 = performance.now();
+    const files = await generate(conn, root);
+    const genSec = (performance.now() - g0) / 1000;
+    await conn.run(`CREATE VIEW cpu AS SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
+    s = await startServer({ dir, env: { SVC_QUERY_TIMEOUT: '600s' } });
+    const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
+    const lastHour = new Date(START + 23 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
+    const cases: { name: string; sql: string; route?: string; rows?: number; target: string }[] = [
+      { name: 'count(*)', sql: 'SELECT count(*) FROM cpu', target: '<= 1.1x' },
+      { name: 'GROUP BY host avg', sql: 'SELECT host, avg(usage_user) AS u FROM cpu GROUP BY host', target: '<= 1.1x' },
+      { name: 'time_bucket 1 min, 24 h', sql: 'SELECT time_bucket(INTERVAL 1 MINUTE, time) AS t, avg(usage_user) AS u FROM cpu GROUP BY t ORDER BY t', target: '<= 1.1x' },
+      { name: 'last hour by host', sql: `SELECT host, avg(usage_user) AS u, max(load) AS l FROM cpu WHERE time >= '${lastHour}' AND time < '${end}' GROUP BY host`, target: '<= 1.1x' },
+      { name: 'LIMIT 1M json', sql: 'SELECT * FROM cpu LIMIT 1000000', route: '/api/v1/query', rows: 1_000_000, target: '>= 3M rows/s' },
+      { name: 'LIMIT 1M arrow', sql: 'SELECT * FROM cpu LIMIT 1000000', route: '/api/v1/query/arrow', rows: 1_000_000, target: '>= 10M rows/s' },
+      { name: 'LIMIT 1M msgpack', sql: 'SELECT * FROM cpu LIMIT 1000000', route: '/api/v1/query/msgpack', rows: 1_000_000, target: '-' },
+      { name: 'ORDER BY time DESC LIMIT 1000', sql: 'SELECT * FROM cpu ORDER BY time DESC LIMIT 1000', target: '<= 40 ms' },
+    ];
+    const lines: string[] = [];
+    const head = `| query | svc HTTP ms | DuckDB direct ms | ratio | svc rows/s | target |`;
+    lines.push(head, '|---|---:|---:|---:|---:|---|');
+    for (const c of cases) {
+      const svc = await timeIt(() => viaHttp(s!, c.route ?? '/api/v1/query', c.sql));
+      const raw = await timeIt(() => direct(conn, c.sql));
+      const rate = c.rows ? `${((c.rows / svc.ms) * 1000 / 1e6).toFixed(2)}M` : '';
+      lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${c.target} |`);
+      process.stderr.write(`${lines[lines.length - 1]}\n`);
+    }
+    process.stdout.write(`\nquery bench: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; median of ${REPEATS} runs\n\n${lines.join('\n')}\n`);
+  } finally {
+    await s?.cleanup();
+    conn.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,108 @@
+/**
+ * Restores a backup into the running server. Data: every backed-up file is put through the ObjectStore
+ * (skipped when the same key with the same size is already there), then one manifest transaction makes
+ * the backed-up files the only registered ones (the others are tombstoned and deleted by the reaper once
+ * no query reads them), so a query sees the old data or the restored data, never a mix. Metadata: the
+ * live database is kept as `<db>.before-restore`, then its tables are replaced from the snapshot in one
+ * transaction (see metadata-store.ts). Config: the file in use is kept as `.before-restore` and
+ * overwritten; it takes effect at the next start.
+ */
+import { copyFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CatalogDb, FileManifestStore } from '../../catalog/index.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { FileReaper, ObjectStore } from '../../storage/index.ts';
+import { backupPaths } from './backup-layout.ts';
+import { fromBackupFile, type BackupManifest } from './backup-manifest.ts';
+import { checkAborted, type ProgressRecord } from './backup-progress.ts';
+import { restoreTables, snapshotInto, type KeepRows } from './metadata-store.ts';
+
+/** What to restore (the request body's flags). */
+export interface RestoreOptions {
+  restoreData: boolean;
+  restoreMetadata: boolean;
+  restoreConfig: boolean;
+}
+
+/** Where a restore goes. */
+export interface RestoreTargets {
+  root: string;
+  store: ObjectStore;
+  manifest: FileManifestStore;
+  reaper: FileReaper;
+  catalog: CatalogDb;
+  /** The live metadata file (`auth.db_path`); ':memory:' skips the `.before-restore` copy. */
+  dbPath: string;
+  /** The TOML file in use; when none, a restored config goes to ./svc.toml (first on the search path). */
+  configPath: string | null;
+  flushAll: () => Promise<unknown>;
+  /** The MQTT secret key file in use (null with mqtt.encryption_key set): restored with the metadata. */
+  secretKeyPath: string | null;
+  /** Live rows a metadata restore keeps. */
+  keep: readonly KeepRows[];
+  /** Called after the metadata tables changed (caches to drop). */
+  onMetadataRestored: () => void;
+}
+
+/** Reads a backup's manifest.json; 404 when there is no such (complete) backup. */
+export async function readBackupManifest(root: string, id: string): Promise<BackupManifest> {
+  const file = Bun.file(backupPaths(root, id).manifest);
+  if (!(await file.exists())) throw notFound(`backup not found: ${id}`);
+  return (await file.json()) as BackupManifest;
+}
+
+/** Restores backup `id` as `opts` says, updating `progress`. */
+export async function restoreBackup(t: RestoreTargets, id: string, opts: RestoreOptions, progress: ProgressRecord, signal: AbortSignal): Promise<void> {
+  const backup = await readBackupManifest(t.root, id);
+  const paths = backupPaths(t.root, id);
+  if (opts.restoreData) {
+    progress.total_files = backup.files.length;
+    progress.total_bytes = backup.files.reduce((n, f) => n + f.bytes, 0);
+  }
+  if (opts.restoreMetadata && backup.metadata) {
+    if (t.dbPath !== ':memory:') {
+      await rm(t.dbPath + '.before-restore', { force: true });
+      snapshotInto(t.catalog, t.dbPath + '.before-restore');
+    }
+    restoreTables(t.catalog, paths.metadataDb, t.keep);
+    // Restored MQTT passwords are encrypted with the backup's key; the running service reads it at its next start.
+    if (backup.metadata.secret_key && t.secretKeyPath) {
+      if (await stat(t.secretKeyPath).catch(() => null)) await copyFile(t.secretKeyPath, t.secretKeyPath + '.before-restore');
+      await copyFile(paths.secretKey, t.secretKeyPath);
+    }
+    t.onMetadataRestored();
+  }
+  if (opts.restoreConfig && backup.config) {
+    const target = t.configPath ?? join(process.cwd(), 'svc.toml');
+    if (await stat(target).catch(() => null)) await copyFile(target, target + '.before-restore');
+    await copyFile(join(paths.dir, backup.config.file), target);
+  }
+  if (opts.restoreData) await restoreData(t, backup, paths.data, progress, signal);
+}
+
+async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: string, progress: ProgressRecord, signal: AbortSignal): Promise<void> {
+  // Rows acknowledged before the restore land in files now, so the swap below replaces them too.
+  await t.flushAll();
+  // Leased until registered: a tombstoned object under a restored key must not be reaped meanwhile.
+  const release = t.reaper.acquire(backup.files.map((f) => f.path));
+  try {
+    for (const f of backup.files) {
+      checkAborted(signal);
+      const source = join(dataDir, f.path);
+      const live = await t.store.stat(f.path);
+      if (!live || live.bytes !== f.bytes) {
+        const scratch = t.store.scratchPath('restore.parquet');
+        await copyFile(source, scratch);
+        await t.store.put(f.path, { file: scratch });
+      }
+      progress.processed_files++;
+      progress.processed_bytes += f.bytes;
+    }
+    checkAborted(signal);
+    const live = t.manifest.listAll().map((f) => f.path);
+    t.manifest.replace(live, backup.files.map(fromBackupFile));
+  } finally {
+    release();
+  }
+  void t.reaper.collect();
+}

@@ -1,0 +1,185 @@
+/**
+ * Retention policies: CRUD, scheduling and execution. A run removes exactly the rows older than
+ * cutoff = now - retention_days - buffer_days from the policy's measurement (or every measurement of
+ * its database): files wholly older than the cutoff are dropped without being read, a file that
+ * straddles it is rewritten keeping rows at or after the cutoff, and buffered rows are flushed first
+ * so old ones go too. Every run is recorded with what it removed, its duration and its outcome.
+ */
+import { conflict, messageOf, notFound } from '../../lib/errors.ts';
+import type { Logger } from '../../observability/index.ts';
+import type { DefinitionStore, Stored } from '../definition-store.ts';
+import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
+import type { RowRemover } from '../rewrite/row-remover.ts';
+import type { Scheduler } from '../scheduler.ts';
+import { toPolicy, type RetentionInput, type RetentionPolicy } from './retention-schema.ts';
+
+const DAY_MS = 86_400_000;
+
+/** A policy as the API shows it: the stored fields plus `duration` in its `<n>d` form. */
+export type RetentionPolicyView = Stored<RetentionPolicy> & { duration: string };
+
+/** One run of a policy. */
+export interface RetentionExecution extends ExecutionBase {
+  policy_id: number;
+  /** Rows strictly older than this instant were removed. */
+  cutoff: string;
+  measurements: string[];
+  rows_deleted: number;
+  files_deleted: number;
+  files_rewritten: number;
+  failed_files: string[];
+}
+
+/** Collaborators, built by main.ts. */
+export interface RetentionDeps {
+  store: DefinitionStore<RetentionPolicy>;
+  executions: ExecutionStore;
+  remover: RowRemover;
+  /** Measurements with files or buffered rows in a database. */
+  measurementsOf(database: string): string[];
+  scheduler: Scheduler;
+  /** `retention.enabled` (scheduling on) and `retention.schedule` (the default cron). */
+  settings: { enabled: boolean; schedule: string };
+  logger: Logger;
+}
+
+const view = (p: Stored<RetentionPolicy>): RetentionPolicyView => ({ ...p, duration: `${p.retention_days}d` });
+
+/** See the file comment. */
+export class RetentionService {
+  private readonly running = new Set<number>();
+
+  constructor(private readonly deps: RetentionDeps) {}
+
+  /** Marks runs cut off by a restart as failed and schedules every enabled policy. */
+  start(): void {
+    this.deps.executions.failInterrupted(new Date().toISOString());
+    for (const p of this.deps.store.list()) this.schedule(p);
+  }
+
+  /** Every policy. */
+  list(): RetentionPolicyView[] {
+    return this.deps.store.list().map(view);
+  }
+
+  /** One policy; 404 when unknown. */
+  get(id: number): RetentionPolicyView {
+    return view(this.find(id));
+  }
+
+  /** Creates a policy (400 on bad fields, 409 on a taken name) and schedules it. */
+  create(input: RetentionInput): RetentionPolicyView {
+    const policy = toPolicy(input);
+    if (this.deps.store.nameTaken(policy.name)) throw conflict(`retention policy '${policy.name}' already exists`);
+    const stored = this.deps.store.insert(policy);
+    this.schedule(stored);
+    return view(stored);
+  }
+
+  /** Updates a policy; the new definition (and schedule) applies from its next run. */
+  update(id: number, input: RetentionInput): RetentionPolicyView {
+    const policy = toPolicy(input, this.find(id));
+    if (this.deps.store.nameTaken(policy.name, id)) throw conflict(`retention policy '${policy.name}' already exists`);
+    const stored = this.deps.store.update(id, policy)!;
+    this.schedule(stored);
+    return view(stored);
+  }
+
+  /** Deletes a policy, its schedule and its history; 404 when unknown. */
+  delete(id: number): void {
+    this.find(id);
+    this.deps.scheduler.remove(key(id));
+    this.deps.store.delete(id);
+    this.deps.executions.deleteOwner('retention', id);
+  }
+
+  /** The newest executions of a policy (404 when unknown). */
+  executions(id: number, limit: number): RetentionExecution[] {
+    this.find(id);
+    return this.deps.executions.list<RetentionExecution>('retention', id, limit);
+  }
+
+  /** Runs a policy now; 409 while a run of it is going. Resolves to the recorded execution. */
+  async execute(id: number, trigger: 'manual' | 'schedule' = 'manual', now = Date.now()): Promise<RetentionExecution> {
+    const policy = this.find(id);
+    if (this.running.has(id)) throw conflict(`retention policy ${id} is already running`);
+    this.running.add(id);
+    try {
+      return await this.run(policy, trigger, now);
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  private async run(policy: Stored<RetentionPolicy>, trigger: 'manual' | 'schedule', now: number): Promise<RetentionExecution> {
+    const { executions, remover } = this.deps;
+    const started = performance.now();
+    const startedAt = new Date().toISOString();
+    const cutoffMs = now - (policy.retention_days + policy.buffer_days) * DAY_MS;
+    const cutoffUs = cutoffMs * 1000;
+    const measurements = policy.measurement ? [policy.measurement] : this.deps.measurementsOf(policy.database);
+    const rec: RetentionExecution = {
+      id: executions.start('retention', policy.id, startedAt),
+      policy_id: policy.id,
+      trigger,
+      status: 'running',
+      started_at: startedAt,
+      finished_at: null,
+      duration_ms: null,
+      error: null,
+      cutoff: new Date(cutoffMs).toISOString(),
+      measurements,
+      rows_deleted: 0,
+      files_deleted: 0,
+      files_rewritten: 0,
+      failed_files: [],
+    };
+    executions.save(rec);
+    try {
+      for (const measurement of measurements) {
+        const r = await remover.remove({
+          database: policy.database,
+          measurement,
+          condition: `time < make_timestamp(${cutoffUs}::BIGINT)`,
+          columns: ['time'],
+          maxTime: cutoffUs - 1,
+          wholeFile: (f) => f.maxTime < cutoffUs,
+        });
+        rec.rows_deleted += r.deleted_rows;
+        rec.files_deleted += r.deleted_files;
+        rec.files_rewritten += r.rewritten_files;
+        rec.failed_files.push(...r.failed_files);
+      }
+      rec.status = rec.failed_files.length > 0 ? 'partial' : 'success';
+      if (rec.failed_files.length > 0) rec.error = `cannot remove old rows from ${rec.failed_files.length} file(s); they are retried on the next run`;
+    } catch (err) {
+      rec.status = 'failed';
+      rec.error = messageOf(err);
+    }
+    rec.finished_at = new Date().toISOString();
+    rec.duration_ms = Math.round(performance.now() - started);
+    executions.save(rec);
+    const log = rec.status === 'success' ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.warn.bind(this.deps.logger);
+    log('retention policy executed', { policy: policy.name, status: rec.status, rows_deleted: rec.rows_deleted, files_deleted: rec.files_deleted, error: rec.error });
+    return rec;
+  }
+
+  private find(id: number): Stored<RetentionPolicy> {
+    const p = this.deps.store.get(id);
+    if (!p) throw notFound(`retention policy ${id} not found`);
+    return p;
+  }
+
+  /** (Re)arms the policy's timer; disabled policies (or retention.enabled = false) have none. */
+  private schedule(p: Stored<RetentionPolicy>): void {
+    const { scheduler, settings } = this.deps;
+    if (!settings.enabled || !p.enabled) return scheduler.remove(key(p.id));
+    scheduler.set(key(p.id), { cron: p.schedule ?? settings.schedule }, async () => {
+      // A run still going is not overlapped; the next fire tries again.
+      if (this.running.has(p.id) || !this.deps.store.get(p.id)) return;
+      await this.execute(p.id, 'schedule');
+    });
+  }
+}
+
+const key = (id: number) => `retention:${id}`;

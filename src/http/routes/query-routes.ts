@@ -1,0 +1,108 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { invalid } from '../../lib/errors.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, type QueryService } from '../../query/index.ts';
+import { readJson, readQuery } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import { requirePermission } from '../middleware/auth.ts';
+
+/** `{sql}` (or `q`, as the hosted variant names it); `format` is accepted and must be json when given. */
+const queryBody = z.object({
+  sql: z.string().optional(),
+  q: z.string().optional(),
+  format: z.enum(['json']).optional(),
+});
+
+/**
+ * GET /api/v1/query/:measurement parameters: `database` (or `db`, or x-svc-database), `limit`
+ * (1-100000, default 100), `offset` (default 0), `order` (`desc` newest first, default; or `asc`),
+ * `start` (inclusive) and `end` (exclusive): RFC 3339 timestamps or epoch milliseconds.
+ */
+const measurementParams = z.object({
+  database: z.string().optional(),
+  db: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100_000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  start: z.string().optional(),
+  end: z.string().optional(),
+});
+
+const NO_SHOW_ON_ARROW = 'SHOW and DESCRIBE statements are not supported on /api/v1/query/arrow: send them to POST /api/v1/query (JSON) or /api/v1/query/msgpack';
+const IDENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+const sqlOf = (body: z.output<typeof queryBody>): string => {
+  const sql = body.sql ?? body.q;
+  if (!sql || sql.trim() === '') throw invalid('sql is required: send {"sql": "SELECT ..."}');
+  return sql;
+};
+/** Response body from byte parts, without copying them together. */
+const blob = (parts: Uint8Array[]) => new Blob(parts as Uint8Array<ArrayBuffer>[]);
+const databaseOf = (c: Context<AppEnv>) => c.req.header('x-svc-database') || undefined;
+
+/** A time parameter as a DuckDB TIMESTAMP expression (µs precision from RFC 3339, ms from epoch numbers). */
+function timeParam(name: string, value: string): string {
+  if (/^-?\d+$/.test(value)) return `epoch_ms(${Number(value)})`;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalid(`${name}: expected an RFC 3339 timestamp or epoch milliseconds, got '${value}'`);
+  const frac = /\.(\d+)/.exec(value)?.[1] ?? '';
+  const micros = ms * 1000 + (frac.length > 3 ? Number(frac.slice(3, 6).padEnd(3, '0')) : 0);
+  return `make_timestamp(${micros})`;
+}
+
+/** POST /api/v1/query, /query/arrow, /query/msgpack, /query/estimate; GET /api/v1/measurements and /api/v1/query/:measurement. */
+export function queryRoutes(queries: QueryService) {
+  const app = new Hono<AppEnv>();
+  // Per route, not app.use('*'): this router is mounted at /api/v1 next to routers of other resources.
+  const read = requirePermission('read');
+
+  app.post('/query', read, async (c) => {
+    const sql = sqlOf(await readJson(c, queryBody));
+    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
+    return new Response(blob(out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+  });
+
+  app.post('/query/arrow', read, async (c) => {
+    const sql = sqlOf(await readJson(c, queryBody));
+    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW }, (cols) => new ArrowEncoder(cols));
+    return new Response(blob([out.encoder.finish()]), { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
+  });
+
+  app.post('/query/msgpack', read, async (c) => {
+    const sql = sqlOf(await readJson(c, queryBody));
+    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols) => new MsgpackEncoder(cols));
+    const profile = c.req.header('x-svc-profile')?.toLowerCase() === 'true' ? { ...out.profile, rows: out.encoder.rowCount } : undefined;
+    const parts = out.encoder.finish({ executionTimeMs: out.executionTimeMs, profile });
+    const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
+    if (/\bzstd\b/i.test(c.req.header('accept-encoding') ?? '')) {
+      headers['content-encoding'] = 'zstd';
+      return new Response(blob([Bun.zstdCompressSync(await blob(parts).bytes())]), { headers });
+    }
+    return new Response(blob(parts), { headers });
+  });
+
+  app.post('/query/estimate', read, async (c) => {
+    const sql = sqlOf(await readJson(c, queryBody));
+    return c.json(await queries.estimate({ sql, database: databaseOf(c) }));
+  });
+
+  app.get('/measurements', read, (c) => {
+    const db = c.req.query('db') || c.req.query('database') || undefined;
+    const list = queries.measurements(db).map((m) => ({ database: m.database, name: m.measurement }));
+    return c.json({ success: true, measurements: list, count: list.length });
+  });
+
+  app.get('/query/:measurement', read, async (c) => {
+    const p = readQuery(c, measurementParams);
+    const measurement = c.req.param('measurement');
+    const database = p.database ?? p.db ?? databaseOf(c);
+    if (!database) throw invalid('database is required: pass ?database=<db> or the x-svc-database header');
+    if (!IDENT.test(database) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
+    const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
+    const sql = `SELECT * FROM "${database}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
+    const out = await queries.run({ sql, signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
+    return new Response(blob(out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+  });
+
+  return app;
+}

@@ -1,0 +1,2 @@
+/** CSV files -> a staged DuckDB table (see csv-reader.ts). */
+export { stageCsv, type CsvOptions } from './csv-reader.ts';

@@ -1,0 +1,127 @@
+/**
+ * Writes JSON rows (`[v,v,...]` joined by commas) from raw column memory into a ByteSink. Pure: no
+ * DuckDB calls, so the same code runs on the main thread and in the JSON worker; strings longer
+ * than 12 bytes (stored outside the vector) come through a resolver, and kinds only DuckDB can
+ * render (`text`, `blob`) come as ready-made cells from the caller.
+ */
+import type { RawVector } from '../../duckdb/index.ts';
+import type { ByteSink } from './byte-sink.ts';
+import type { ColumnKind } from './column-kind.ts';
+import { ShortStringCache } from './short-string-cache.ts';
+import { TimestampWriter } from './timestamp-writer.ts';
+import { dateText, decimalText, int64At, int64Text, numberView, uint64At, words } from './values.ts';
+
+/** Writes the value of row `i` (valid rows only). */
+export type Cell = (i: number) => void;
+
+/** One column of one chunk; `long` resolves strings over 12 bytes (VARCHAR only). */
+export interface RowColumn {
+  raw: RawVector | null;
+  long?: (i: number) => Uint8Array;
+  /** A ready-made cell for kinds this file cannot read (`text`, `blob`). */
+  cell?: Cell;
+}
+
+const TWO_53 = 9007199254740992;
+const NULL = new TextEncoder().encode('null');
+const quoted = (s: string) => new TextEncoder().encode(JSON.stringify(s));
+
+/** Kinds this file reads itself (a chunk made only of these can be encoded anywhere). */
+export function portableKind(kind: ColumnKind): boolean {
+  return kind.k !== 'text' && kind.k !== 'blob';
+}
+
+/** Row writer for one result's columns; keeps per-column caches across chunks. */
+export class JsonRows {
+  private readonly timestamps: (TimestampWriter | null)[];
+  private readonly strings: (ShortStringCache<Uint8Array> | null)[];
+  private readonly loop: RowLoop;
+
+  constructor(private readonly kinds: readonly ColumnKind[]) {
+    this.loop = makeRowLoop(kinds.length);
+    this.timestamps = kinds.map((k) => (k.k === 'timestamp' ? new TimestampWriter(k.unit) : null));
+    this.strings = kinds.map((k) => (k.k === 'varchar' ? new ShortStringCache(quoted) : null));
+  }
+
+  /** Writes `n` rows; `first` is true when no row precedes them in the output. */
+  write(sink: ByteSink, cols: readonly RowColumn[], n: number, first: boolean): void {
+    const cells = cols.map((c, ci) => c.cell ?? this.cell(sink, ci, c));
+    this.loop(sink, n, first, cells, cols.map((c) => c.raw?.validity ?? null));
+  }
+
+  private cell(sink: ByteSink, ci: number, col: RowColumn): Cell {
+    const kind = this.kinds[ci]!;
+    const raw = col.raw!;
+    switch (kind.k) {
+      case 'number': {
+        const view = numberView(raw, kind.wire);
+        if (kind.wire.startsWith('float'))
+          return (i) => {
+            const x = view[i]!;
+            if (x - x === 0) sink.float(x);
+            else sink.bytes(NULL);
+          };
+        return (i) => sink.int(view[i]!);
+      }
+      case 'int64':
+      case 'uint64': {
+        const w = words(raw);
+        const signed = kind.k === 'int64';
+        return (i) => {
+          const x = signed ? int64At(w, i) : uint64At(w, i);
+          if (x < TWO_53 && x > -TWO_53) sink.int(x);
+          else sink.ascii(int64Text(w, i, signed));
+        };
+      }
+      case 'bool': {
+        const d = raw.data;
+        return (i) => sink.ascii(d[i] ? 'true' : 'false');
+      }
+      case 'timestamp': {
+        const w = words(raw);
+        const tw = this.timestamps[ci]!;
+        return (i) => tw.write(sink, w, i);
+      }
+      case 'date': {
+        const w = words(raw);
+        return (i) => sink.ascii(`"${dateText(w[i]!)}"`);
+      }
+      case 'decimal':
+        return (i) => sink.ascii(decimalText(raw, kind, i));
+      case 'varchar': {
+        const read = this.strings[ci]!.reader(raw, col.long!);
+        return (i) => sink.bytes(read(i));
+      }
+      case 'null':
+        return () => sink.bytes(NULL);
+      case 'blob':
+      case 'text':
+        throw new Error(`cannot encode a ${kind.k} column without a ready-made cell`);
+    }
+  }
+}
+
+type RowLoop = (sink: ByteSink, n: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;
+
+/**
+ * The per-row loop, generated once per column count so each cell call site sees one function
+ * (a shared loop over an array of closures is megamorphic and several times slower). The code is
+ * built from column indexes only, never from names or data.
+ */
+function makeRowLoop(columns: number): RowLoop {
+  const decl: string[] = [];
+  const body: string[] = [];
+  for (let c = 0; c < columns; c++) {
+    decl.push(`const c${c} = cells[${c}], v${c} = valid[${c}];`);
+    if (c > 0) body.push('sink.byte(44);');
+    body.push(`if (v${c} === null || (v${c}[i >> 3] & (1 << (i & 7))) !== 0) c${c}(i); else sink.bytes(NULL);`);
+  }
+  const src = `${decl.join('\n')}
+for (let i = 0; i < n; i++) {
+  if (i > 0 || !first) sink.byte(44);
+  sink.byte(91);
+  ${body.join('\n  ')}
+  sink.byte(93);
+}`;
+  return new Function('NULL', `return function rowLoop(sink, n, first, cells, valid) {\n${src}\n}`)(NULL) as RowLoop;
+}

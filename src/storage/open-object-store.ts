@@ -1,0 +1,68 @@
+/**
+ * Builds the configured ObjectStore (`storage.backend`): local disk, or S3 / Azure behind the read
+ * cache. The composition root calls this once and gets the store, its health for /health and /ready,
+ * and the folder DuckDB may read data files from.
+ */
+import type { Config } from '../config/index.ts';
+import { ReadCache } from './cache/read-cache.ts';
+import type { RemoteBackend } from './cache/remote-backend.ts';
+import { RemoteObjectStore } from './cache/remote-object-store.ts';
+import { StorageHealth } from './cache/storage-health.ts';
+import { LocalObjectStore } from './local/local-object-store.ts';
+import type { ObjectStore } from './object-store.ts';
+
+/** The opened store and what the rest of the process needs to know about it. */
+export interface OpenedStore {
+  store: ObjectStore;
+  health: StorageHealth;
+  /** Folder under which every `localPath` lies (DuckDB's allowed directory for data files). */
+  readRoot: string;
+  /** Checks credentials and reachability now (remote stores); the result lands in `health`. Never throws. */
+  probe(): Promise<void>;
+  /** Stops the periodic probe. */
+  close(): void;
+}
+
+/** How often a remote store is probed, so /health is right even when nothing is written. */
+const PROBE_EVERY_MS = 30_000;
+
+/** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
+export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
+  if (storage.backend === 'local') {
+    const store = await new LocalObjectStore(storage.local_path).open();
+    return { store, health: new StorageHealth('local'), readRoot: store.root, probe: async () => {}, close: () => {} };
+  }
+  const remote = await remoteBackend(storage);
+  const cache = await new ReadCache({ dir: storage.cache_path, maxBytes: storage.cache_size, inUse: opts.inUse }).open();
+  const prefix = storage.backend === 's3' ? storage.s3_prefix : storage.azure_prefix;
+  const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
+  const timer = setInterval(() => void store.probe(), PROBE_EVERY_MS);
+  timer.unref?.();
+  return { store, health: store.health, readRoot: cache.root, probe: () => store.probe(), close: () => clearInterval(timer) };
+}
+
+/** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */
+async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
+  if (s.backend === 's3') {
+    if (!s.s3_bucket) throw new Error('cannot start: storage.backend is s3 but storage.s3_bucket is empty');
+    const { S3Backend } = await import('./s3/s3-backend.ts');
+    return new S3Backend({
+      bucket: s.s3_bucket,
+      region: s.s3_region,
+      endpoint: s.s3_endpoint,
+      pathStyle: s.s3_path_style,
+      accessKey: s.s3_access_key,
+      secretKey: s.s3_secret_key,
+    });
+  }
+  if (!s.azure_container) throw new Error('cannot start: storage.backend is azure but storage.azure_container is empty');
+  const { AzureBackend } = await import('./azure/azure-backend.ts');
+  return new AzureBackend({
+    container: s.azure_container,
+    connectionString: s.azure_connection_string,
+    account: s.azure_account,
+    key: s.azure_key,
+    endpoint: s.azure_endpoint,
+    sasToken: s.azure_sas_token,
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * The S3 side of RemoteObjectStore, through the official SDK. Large bodies go up as multipart uploads
+ * (lib-storage's Upload: parts in parallel, aborted on failure so no partial object is ever visible);
+ * throttling, 5xx and dropped connections are retried by the SDK's standard mode (exponential backoff
+ * with jitter).
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type GetObjectCommandOutput,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { notFound } from '../../lib/errors.ts';
+import { storageError, type RemoteBackend, type RemoteObject } from '../cache/remote-backend.ts';
+import { isMissingObject, s3Error, s3Status } from './s3-errors.ts';
+
+/** How to reach one bucket. Empty keys mean the SDK's default credential chain (env, profile, instance role). */
+export interface S3Options {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  pathStyle?: boolean;
+  accessKey?: string;
+  secretKey?: string;
+  /** Attempts per request including the first (SDK standard retry mode). */
+  maxAttempts?: number;
+  /** Multipart part size; bodies up to this size go in one PUT. S3 refuses parts under 5 MiB. */
+  partSizeBytes?: number;
+}
+
+const MIN_PART = 5 * 1024 * 1024;
+
+/** RemoteBackend over one S3 bucket. */
+export class S3Backend implements RemoteBackend {
+  readonly backend = 's3';
+  readonly location: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly partSize: number;
+
+  constructor(opts: S3Options) {
+    this.bucket = opts.bucket;
+    this.location = `s3://${opts.bucket}`;
+    this.partSize = Math.max(MIN_PART, opts.partSizeBytes ?? 8 * 1024 * 1024);
+    this.client = new S3Client({
+      region: opts.region || 'us-east-1',
+      endpoint: opts.endpoint || undefined,
+      forcePathStyle: opts.pathStyle ?? false,
+      credentials: opts.accessKey ? { accessKeyId: opts.accessKey, secretAccessKey: opts.secretKey ?? '' } : undefined,
+      maxAttempts: opts.maxAttempts ?? 5,
+      retryMode: 'standard',
+      // S3-compatible stores (MinIO, s3rver, ...) often lack the newer default CRC checksums.
+      ...(opts.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED' as const, responseChecksumValidation: 'WHEN_REQUIRED' as const } : {}),
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
+    });
+  }
+
+  async upload(key: string, source: Uint8Array | { file: string }): Promise<RemoteObject> {
+    const bytes = source instanceof Uint8Array ? source.byteLength : (await stat(source.file)).size;
+    const body = source instanceof Uint8Array ? source : createReadStream(source.file);
+    try {
+      const up = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: body }, partSize: this.partSize, queueSize: 4, leavePartsOnError: false });
+      const out = await up.done();
+      return { key, bytes, modifiedMs: Date.now(), etag: out.ETag ?? '' };
+    } catch (err) {
+      throw s3Error(`write ${key} to`, this.location, err);
+    } finally {
+      if (!(body instanceof Uint8Array)) body.destroy();
+    }
+  }
+
+  async download(key: string, file: string): Promise<RemoteObject> {
+    const out = await this.getObject(key);
+    try {
+      await pipeline(out.Body as Readable, createWriteStream(file));
+    } catch (err) {
+      throw s3Error(`read ${key} from`, this.location, err);
+    }
+    return { key, bytes: out.ContentLength ?? 0, modifiedMs: out.LastModified?.getTime() ?? Date.now(), etag: out.ETag ?? '' };
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    const out = await this.getObject(key);
+    try {
+      return await out.Body!.transformToByteArray();
+    } catch (err) {
+      throw s3Error(`read ${key} from`, this.location, err);
+    }
+  }
+
+  async stream(key: string): Promise<ReadableStream<Uint8Array>> {
+    return (await this.getObject(key)).Body!.transformToWebStream() as ReadableStream<Uint8Array>;
+  }
+
+  async head(key: string): Promise<RemoteObject | null> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { key, bytes: out.ContentLength ?? 0, modifiedMs: out.LastModified?.getTime() ?? 0, etag: out.ETag ?? '' };
+    } catch (err) {
+      if (isMissingObject(err)) return null;
+      throw s3Error(`stat ${key} in`, this.location, err);
+    }
+  }
+
+  async list(prefix: string): Promise<RemoteObject[]> {
+    const out: RemoteObject[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix || undefined, ContinuationToken: token }));
+        for (const o of page.Contents ?? [])
+          if (o.Key) out.push({ key: o.Key, bytes: o.Size ?? 0, modifiedMs: o.LastModified?.getTime() ?? 0, etag: o.ETag ?? '' });
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw s3Error(`list '${prefix}' in`, this.location, err);
+    }
+    return out;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    // S3 deletes are idempotent and do not say whether the object existed; the port does.
+    if (!(await this.head(key))) return false;
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      throw s3Error(`delete ${key} from`, this.location, err);
+    }
+  }
+
+  async probe(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      // HeadBucket has no body: a 404 is the bucket itself missing.
+      if (s3Status(err) === 404) throw storageError('open bucket', this.location, { code: 'NoSuchBucket', credentials: null, reachable: true }, new Error('the bucket does not exist'));
+      throw s3Error('open bucket', this.location, err);
+    }
+  }
+
+  private async getObject(key: string): Promise<GetObjectCommandOutput> {
+    try {
+      return await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      if (isMissingObject(err)) throw notFound(`cannot read object '${key}': it does not exist`);
+      throw s3Error(`read ${key} from`, this.location, err);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * End to end against each storage backend (local, s3rver, Azurite): a real server writes, flushes and
+ * queries; a second server with a new metadata file on the same storage rebuilds its manifest from the
+ * listing; /health shows the tier. Features other engineers are building join this file as they land
+ * (marked "later" below).
+ */
+import { afterAll, describe, expect, test } from 'bun:test';
+import { startBackends, rowsInStore, type TestBackend } from './helpers/storage-backends.ts';
+import { json, startServer, type TestServer } from './helpers/server.ts';
+
+const backends = await startBackends('e2e');
+afterAll(() => backends.close());
+
+const HOUR_NS = 3_600_000_000_000n;
+const T0 = 1_700_000_000_000_000_000n;
+const lines = (n: number, offset = 0) =>
+  Array.from({ length: n }, (_, i) => `cpu,host=h${i % 2} usage=${i + offset}.5 ${T0 + BigInt(i + offset) * (HOUR_NS / 2n)}`).join('\n');
+
+async function write(s: TestServer, body: string): Promise<void> {
+  const res = await s.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'e2e' }, body });
+  expect(res.status).toBe(204);
+}
+
+async function count(s: TestServer): Promise<number> {
+  const r = await json(s, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n FROM e2e.cpu' });
+  expect(r.status).toBe(200);
+  const data = r.body.data as unknown[][];
+  return Number(data[0]![0]);
+}
+
+function backendTests(b: TestBackend) {
+  describe(`storage backend ${b.name}, end to end`, () => {
+    test('write -> flush -> query; a second server on the same storage sees the data', async () => {
+      const prefix = `p${Date.now().toString(36)}`;
+      const env = { ...b.env(prefix), SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
+      const a = await startServer({ env });
+      try {
+        const health = await json(a, 'GET', '/health');
+        expect(health.body.storage.hot).toMatchObject({ backend: b.name, credentials: 'ok', state: 'healthy' });
+
+        await write(a, lines(6));
+        expect((await a.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
+        const store = await b.open(prefix);
+        const keys = (await store.list('e2e/cpu/')).map((o) => o.key);
+        // Six rows half an hour apart: three hour files, under the prefix only.
+        expect(keys).toHaveLength(3);
+        expect(await rowsInStore(store, 'e2e/')).toBe(6);
+        if (b.name === 'local') expect(await count(a)).toBe(6);
+
+        // Later: compaction -> delete -> retention -> backup/restore against this backend, once those land.
+      } finally {
+        await a.cleanup();
+      }
+
+      // A new metadata file (new working directory), the same storage: the manifest comes from the listing.
+      const second = await startServer({ env });
+      try {
+        const m = await json(second, 'GET', '/api/v1/measurements');
+        expect(JSON.stringify(m.body)).toContain('cpu');
+        if (b.name === 'local') expect(await count(second)).toBe(6);
+      } finally {
+        await second.cleanup();
+      }
+    });
+
+    // The query engine reads the manifest's keys as paths under storage.local_path; for a remote store it
+    // must ask the store (`await store.localPath(key)`, after leasing the files). Until then:
+    if (b.name !== 'local') test.todo(`${b.name}: SELECT reads remote files through the read cache (cold and warm)`);
+  });
+}
+
+for (const b of backends.all) backendTests(b);
