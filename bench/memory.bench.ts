@@ -51,18 +51,24 @@ function stats(samples: number[]) {
   return { p50: q(0.5), p99: q(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
 }
 
-async function time(name: string, fn: (i: number) => Promise<Response>, rows: string[][]) {
-  for (let i = 0; i < 5; i++) await (await fn(-1 - i)).arrayBuffer();
-  const samples: number[] = [];
-  for (let i = 0; i < ITER; i++) {
-    const t0 = performance.now();
-    const res = await fn(i);
-    await res.arrayBuffer();
-    samples.push(performance.now() - t0);
-    if (res.status >= 300) throw new Error(`${name}: HTTP ${res.status}`);
+type Call = (i: number) => Promise<Response>;
+
+/** Times operations interleaved (a, b, a, b, ...) so each sees the same machine noise; a row each. */
+async function time(rows: string[][], ...ops: [string, Call][]) {
+  for (let i = 0; i < 5; i++) for (const [, fn] of ops) await (await fn(-1 - i)).arrayBuffer();
+  const samples = ops.map(() => [] as number[]);
+  for (let i = 0; i < ITER; i++)
+    for (const [k, [name, fn]] of ops.entries()) {
+      const t0 = performance.now();
+      const res = await fn(i);
+      await res.arrayBuffer();
+      samples[k]!.push(performance.now() - t0);
+      if (res.status >= 300) throw new Error(`${name}: HTTP ${res.status}`);
+    }
+  for (const [k, [name]] of ops.entries()) {
+    const st = stats(samples[k]!);
+    rows.push([name, st.p50.toFixed(2), st.p99.toFixed(2), st.mean.toFixed(2)]);
   }
-  const st = stats(samples);
-  rows.push([name, st.p50.toFixed(2), st.p99.toFixed(2), st.mean.toFixed(2)]);
 }
 
 const server = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: KEY } });
@@ -90,18 +96,24 @@ try {
 
   const rows: string[][] = [];
   const agent = (i: number) => `agent-${(i * 37 + 11) % AGENTS}`;
-  await time('create (single)', (i) => api('POST', '/api/v1/memories', { agent_id: agent(i), content: `bench memory ${i} ${sentence()}`, tags: ['bench'] }), rows);
-  await time('list (1 agent, last 24h, limit 100)', (i) => api('GET', `/api/v1/memories?agent_id=${agent(i)}&since=24h&limit=100`), rows);
   // The same SQL the memory service sends, straight to the query API: the engine's share of the latency.
   const raw = (sql: string) =>
     server.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'agent_memory' }, body: JSON.stringify({ sql }) });
-  await time('  raw engine: same SQL as list', (i) => raw(selectMemoriesSql({ orgId: 'default', agentId: agent(i), sinceUs: parseTimeInput('24h', Date.now())! }, { order: 'desc', limit: 101 })), rows);
-  await time('search (filters: agent, types, tag, importance)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), memory_types: ['decision', 'entity'], tags: ['db'], min_importance: 0.5, limit: 50 }), rows);
   const filtered = (i: number) => ({ orgId: 'default', agentId: agent(i), memoryTypes: ['decision', 'entity'], tags: ['db'], minImportance: 0.5 });
-  await time('  raw engine: same SQL as filtered search', (i) => raw(selectMemoriesSql(filtered(i), { order: 'desc', limit: 50 })), rows);
-  await time('search (content_contains, 7 days)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), content_contains: pick(WORDS), limit: 50 }), rows);
-  await time('search (BM25 query, 1 agent, last 24h)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), since: '24h', query: `${pick(WORDS)} ${pick(WORDS)}`, limit: 20 }), rows);
-  await time('context (50 memories, max_tokens 500)', (i) => api('POST', `/api/v1/sessions/${sessions[Math.abs(i) % sessions.length]}/context`, { max_tokens: 500 }), rows);
+  await time(rows, ['create (single)', (i) => api('POST', '/api/v1/memories', { agent_id: agent(i), content: `bench memory ${i} ${sentence()}`, tags: ['bench'] })]);
+  await time(
+    rows,
+    ['list (1 agent, last 24h, limit 100)', (i) => api('GET', `/api/v1/memories?agent_id=${agent(i)}&since=24h&limit=100`)],
+    ['  raw engine: same SQL', (i) => raw(selectMemoriesSql({ orgId: 'default', agentId: agent(i), sinceUs: parseTimeInput('24h', Date.now())! }, { order: 'desc', limit: 101 }))],
+  );
+  await time(
+    rows,
+    ['search (agent, types, tag, importance; 7 days)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), memory_types: ['decision', 'entity'], tags: ['db'], min_importance: 0.5, limit: 50 })],
+    ['  raw engine: same SQL', (i) => raw(selectMemoriesSql(filtered(i), { order: 'desc', limit: 50 }))],
+  );
+  await time(rows, ['search (content_contains; 7 days)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), content_contains: pick(WORDS), limit: 50 })]);
+  await time(rows, ['search (BM25 query, 1 agent, last 24h)', (i) => api('POST', '/api/v1/search', { agent_id: agent(i), since: '24h', query: `${pick(WORDS)} ${pick(WORDS)}`, limit: 20 })]);
+  await time(rows, ['context (50 memories, max_tokens 500)', (i) => api('POST', `/api/v1/sessions/${sessions[Math.abs(i) % sessions.length]}/context`, { max_tokens: 500 })]);
 
   process.stdout.write(`\nmemory benchmark: ${TOTAL.toLocaleString()} memories, ${AGENTS} agents, ${DAYS} days; load ${loadSec.toFixed(1)} s (${Math.round(TOTAL / loadSec).toLocaleString()} rows/s); ${ITER} sequential requests each\n\n`);
   process.stdout.write('| operation | p50 ms | p99 ms | mean ms |\n|---|---:|---:|---:|\n');

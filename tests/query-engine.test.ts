@@ -48,7 +48,7 @@ async function writeHours(db: string, m: string, hours: number, valueSql: string
 
 async function run(svc: QueryService, sql: string, opts: { database?: string; prune?: boolean } = {}) {
   const out = await svc.run({ sql, database: opts.database, prune: opts.prune }, (cols) => new JsonEncoder(cols));
-  const body = JSON.parse(Buffer.concat(out.encoder.finish({ executionTimeMs: 0 })).toString());
+  const body = JSON.parse(Buffer.concat(await out.encoder.finish({ executionTimeMs: 0 })).toString());
   return { body, profile: out.profile };
 }
 
@@ -135,6 +135,14 @@ describe('rewrite and pruning', () => {
     // Plain DuckDB's JSON conversion renders timestamps with a space; compare instants instead.
     const norm = (rows: unknown[][]) => rows.map((r) => r.map((v) => (typeof v === 'string' && /^\d{4}-\d\d-\d\d[ T]\d/.test(v) ? Date.parse(v.replace(' ', 'T').replace(/Z?$/, 'Z')) : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v)));
     expect(norm(pruned.body.data)).toEqual(norm(expected));
+  });
+
+  test('large JSON results are split across workers and stay in order', async () => {
+    const { body } = await run(service, `SELECT i, i * 0.5 AS f, CASE WHEN i % 1000 = 0 THEN 'a string longer than twelve bytes ' || i ELSE 's' || (i % 7) END AS s, make_timestamp(i) AS t FROM range(250000) r(i) ORDER BY i`);
+    expect(body.row_count).toBe(250000);
+    expect(body.data.length).toBe(250000);
+    for (const i of [0, 1, 124999, 125000, 249000, 249999])
+      expect(body.data[i]).toEqual([i, i * 0.5, i % 1000 === 0 ? `a string longer than twelve bytes ${i}` : `s${i % 7}`, new Date(Math.floor(i / 1000)).toISOString().slice(0, 19) + (i % 1_000_000 ? `.${String(i % 1_000_000).padStart(6, '0').replace(/0+$/, '')}` : '') + 'Z']);
   });
 
   test('time bounds prune files; latest-N reads only the newest files', async () => {

@@ -16,4 +16,4 @@ export { lineChunks, multipartBoundary, spoolToFile, type LineChunk, type SpoolO
 export { stageCsv, type CsvOptions } from './csv/index.ts';
 export { stageParquet, type ParquetOptions } from './parquet-import/index.ts';
 export { MAX_TIME_MICROS, TIME_FORMATS, type StagedColumn, type StagedTable, type TimeFormat } from './import-table/index.ts';
-export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, TleParser, type TleError, type TleResult } from './tle/index.ts';
+export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, tleChecksum, TleParser, type TleError, type TleResult } from './tle/index.ts';

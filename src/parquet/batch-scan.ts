@@ -6,7 +6,7 @@
  */
 import { BIGINT, type DuckDBConnection, DuckDBTableFunction, INTEGER, TIMESTAMP } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import { CHUNK_ROWS, type Cursor, fillChunk, type Plan } from './chunk-fill.ts';
+import { CHUNK_ROWS, FillState, fillChunk, type Plan } from './chunk-fill.ts';
 
 /** Column name of the row number a scan adds when asked for it (for stable sorts). */
 export const ORDINAL_COLUMN = '__svc_row';
@@ -20,8 +20,7 @@ interface ScanSource {
 
 interface ScanState {
   pos: number;
-  cursor: Cursor;
-  valid: Uint8Array;
+  fill: FillState;
 }
 
 // Scans in progress, by the id passed to the table function as its argument.
@@ -51,7 +50,7 @@ function scanFunction(conn: DuckDBConnection): string {
     initFunction(info) {
       // One reader: chunks must come out in row order, and the state is plain JS.
       info.setMaxThreads(1);
-      info.setInitData({ pos: 0, cursor: { bi: 0, bStart: 0 }, valid: new Uint8Array(CHUNK_ROWS) } satisfies ScanState);
+      info.setInitData({ pos: 0, fill: new FillState() } satisfies ScanState);
     },
     mainFunction(info, chunk) {
       const src = info.bindData as ScanSource;
@@ -62,7 +61,9 @@ function scanFunction(conn: DuckDBConnection): string {
         return;
       }
       try {
-        fillChunk(chunk, null, src.batches, src.plans, st.cursor, st.pos, n, st.valid, src.ordinal);
+        // DuckDB resets the output chunk between calls (validity included): no mask carries over.
+        st.fill.masked.length = 0;
+        fillChunk(chunk, src.batches, src.plans, st.fill, st.pos, n, src.ordinal);
         st.pos += n;
       } catch (err) {
         info.setError(`svc batch scan: ${err instanceof Error ? err.message : String(err)}`);

@@ -20,21 +20,32 @@ export function hourLayout(batches: readonly ColumnBatch[]): TimeLayout {
   const byHour = new Map<number, HourPart>();
   let sorted = true;
   let prev = -Infinity;
-  let cur: HourPart | null = null;
   for (const b of batches) {
     const time = b.time;
-    for (let i = 0; i < b.length; i++) {
-      const t = time[i]!;
-      if (t < prev) sorted = false;
-      prev = t;
-      if (cur === null || t < cur.hour || t >= cur.hour + MICROS_PER_HOUR) {
-        const hour = Math.floor(t / MICROS_PER_HOUR) * MICROS_PER_HOUR;
-        cur = byHour.get(hour) ?? null;
-        if (cur === null) byHour.set(hour, (cur = { hour, rows: 0, minTime: t, maxTime: t }));
+    let i = 0;
+    while (i < b.length) {
+      // Rows of one hour in a run are summed in locals: writing to the part object per row cost more than the scan.
+      const first = time[i]!;
+      const hour = Math.floor(first / MICROS_PER_HOUR) * MICROS_PER_HOUR;
+      const end = hour + MICROS_PER_HOUR;
+      let min = first;
+      let max = first;
+      const start = i;
+      for (; i < b.length; i++) {
+        const t = time[i]!;
+        if (t < hour || t >= end) break;
+        if (t < prev) sorted = false;
+        prev = t;
+        if (t < min) min = t;
+        if (t > max) max = t;
       }
-      cur.rows++;
-      if (t < cur.minTime) cur.minTime = t;
-      if (t > cur.maxTime) cur.maxTime = t;
+      const part = byHour.get(hour);
+      if (part === undefined) byHour.set(hour, { hour, rows: i - start, minTime: min, maxTime: max });
+      else {
+        part.rows += i - start;
+        if (min < part.minTime) part.minTime = min;
+        if (max > part.maxTime) part.maxTime = max;
+      }
     }
   }
   return { parts: [...byHour.values()].sort((a, b) => a.hour - b.hour), sorted };

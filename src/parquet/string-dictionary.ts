@@ -18,7 +18,7 @@ export interface EncodedStrings {
 /** The text form of value `i` of any column, or null: used when mixed types widen a column to string. */
 export function stringAt(col: Column | undefined, i: number): string | null {
   if (!col) return null;
-  if (col.type === 'string') return col.values[i] ?? null;
+  if (col.type === 'string') return col.dict ? (col.dict.dictionary[col.dict.codes[i]!] ?? null) : (col.values[i] ?? null);
   if (col.valid !== null && col.valid[i] === 0) return null;
   if (col.type === 'bool') return col.values[i] ? 'true' : 'false';
   return String(col.values[i]);
@@ -50,17 +50,14 @@ export function encodeStrings(batches: readonly ColumnBatch[], name: string, tot
       const remap = new Int32Array(local.length);
       for (let k = 0; k < local.length; k++) {
         const v = local[k];
-        remap[k] = v === null || v === undefined ? -2 : idOf(v);
-        if (remap[k] === -1) return null;
+        remap[k] = v === null || v === undefined ? -1 : idOf(v);
+        if (remap[k] === -1 && v !== null && v !== undefined) return null;
       }
-      for (let i = 0; i < b.length; i++, row++) {
-        const id = remap[codes[i]!]!;
-        if (id >= 0) ids[row] = id;
-        else {
-          if (valid === null) valid = new Uint8Array(total).fill(1);
-          valid[row] = 0;
-        }
+      if (remapRows(codes, remap, ids, row, b.length)) {
+        if (valid === null) valid = new Uint8Array(total).fill(1);
+        for (let i = 0; i < b.length; i++) if (remap[codes[i]!]! < 0) valid[row + i] = 0;
       }
+      row += b.length;
       continue;
     }
     const direct = col?.type === 'string' ? col.values : null;
@@ -77,4 +74,16 @@ export function encodeStrings(batches: readonly ColumnBatch[], name: string, tot
     }
   }
   return { dictionary, ids, valid };
+}
+
+/** ids[at + i] = remap[codes[i]] for n rows; returns whether any row mapped to -1 (NULL, stored as id 0). */
+function remapRows(codes: Uint32Array, remap: Int32Array, ids: Uint32Array, at: number, n: number): boolean {
+  // A tight, monomorphic loop: this runs once per string value of every flushed row.
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const id = remap[codes[i]!]!;
+    nulls |= id;
+    ids[at + i] = id < 0 ? 0 : id;
+  }
+  return nulls < 0;
 }

@@ -5,9 +5,8 @@
  */
 import { DuckDBDataChunk, type DuckDBConnection, TIMESTAMP } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import { CHUNK_ROWS, fillChunk, planColumns } from './chunk-fill.ts';
+import { CHUNK_ROWS, FillState, fillChunk, planColumns } from './chunk-fill.ts';
 import type { SchemaColumn } from './schema.ts';
-import { openVector } from './vector-access.ts';
 
 /** How string columns are typed in the table: `enum` (faster to load; cast to VARCHAR when read) or `varchar`. */
 export interface LoadOptions {
@@ -38,13 +37,11 @@ export async function loadBatchesIntoTable(conn: DuckDBConnection, table: string
   const appender = await conn.createAppender(table, opts.temp === false ? null : 'main', opts.temp === false ? null : 'temp');
   try {
     const types = [TIMESTAMP, ...plans.map((p) => p.chunkType)];
-    const valid = new Uint8Array(CHUNK_ROWS);
-    // One chunk, refilled for every 2048 rows: creating chunks and opening vectors costs more than filling them.
+    // One chunk, refilled for every 2048 rows: creating chunks costs more than filling them.
     const chunk = DuckDBDataChunk.create(types, Math.min(CHUNK_ROWS, Math.max(total, 1)));
-    const vectors = types.map((_, k) => openVector(chunk, k));
-    const cursor = { bi: 0, bStart: 0 };
+    const state = new FillState();
     for (let g = 0; g < total; g += CHUNK_ROWS) {
-      fillChunk(chunk, vectors, batches, plans, cursor, g, Math.min(CHUNK_ROWS, total - g), valid);
+      fillChunk(chunk, batches, plans, state, g, Math.min(CHUNK_ROWS, total - g));
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();

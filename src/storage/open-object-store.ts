@@ -3,6 +3,7 @@
  * cache. The composition root calls this once and gets the store, its health for /health and /ready,
  * and the folder DuckDB may read data files from.
  */
+import { resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { ReadCache } from './cache/read-cache.ts';
 import type { RemoteBackend } from './cache/remote-backend.ts';
@@ -15,7 +16,7 @@ import type { ObjectStore } from './object-store.ts';
 export interface OpenedStore {
   store: ObjectStore;
   health: StorageHealth;
-  /** Folder under which every `localPath` lies (DuckDB's allowed directory for data files). */
+  /** Folder under which every `localPath` and `scratchPath` lies (DuckDB's allowed directory: it reads and writes there). */
   readRoot: string;
   /** Checks credentials and reachability now (remote stores); the result lands in `health`. Never throws. */
   probe(): Promise<void>;
@@ -38,7 +39,7 @@ export async function openObjectStore(storage: Config['storage'], opts: { inUse?
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
   const timer = setInterval(() => void store.probe(), PROBE_EVERY_MS);
   timer.unref?.();
-  return { store, health: store.health, readRoot: cache.root, probe: () => store.probe(), close: () => clearInterval(timer) };
+  return { store, health: store.health, readRoot: resolve(storage.cache_path), probe: () => store.probe(), close: () => clearInterval(timer) };
 }
 
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */

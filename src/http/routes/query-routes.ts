@@ -59,7 +59,7 @@ export function queryRoutes(queries: QueryService) {
   app.post('/query', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
-    return new Response(blob(out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+    return new Response(blob(await out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
   });
 
   app.post('/query/arrow', read, async (c) => {
@@ -101,7 +101,7 @@ export function queryRoutes(queries: QueryService) {
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${database}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
     const out = await queries.run({ sql, signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
-    return new Response(blob(out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+    return new Response(blob(await out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
   });
 
   return app;

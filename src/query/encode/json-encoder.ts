@@ -3,139 +3,124 @@
  * JSON.stringify over the data. Row-major `data`; timestamps RFC 3339 UTC; NaN/Infinity -> null;
  * BIGINT, HUGEINT and scale-0 decimals as exact integer digits (a client parsing into doubles
  * rounds beyond 2^53, one that parses big numbers keeps every digit); other decimals as numbers;
- * nested and exotic types through DuckDB's own JSON conversion.
+ * nested and exotic types through DuckDB's own JSON conversion. Large results are split between
+ * the main thread and the JSON workers (json-workers.ts), which write their rows in parallel.
  */
-import { JsonDuckDBValueConverter, rawVector, stringBytes, type DuckDBDataChunk, type RawVector } from '../../duckdb/index.ts';
+import { JsonDuckDBValueConverter, rawVector, stringBytes, type DuckDBDataChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
+import { JsonRows, portableKind, type RowColumn } from './json-rows.ts';
+import type { JsonJob } from './json-worker.ts';
+import { encodeOnWorker, jsonWorkerCount } from './json-workers.ts';
 import type { ResultColumn } from './result.ts';
-import { ShortStringCache } from './short-string-cache.ts';
-import { TimestampWriter } from './timestamp-writer.ts';
-import { dateText, decimalText, int64At, int64Text, numberView, uint64At, words } from './values.ts';
 
-type Cell = (i: number) => void;
+/** Below this many rows the workers' hand-off costs more than it saves. */
+const PARALLEL_MIN_ROWS = 100_000;
 
-const TWO_53 = 9007199254740992;
-const NULL = new TextEncoder().encode('null');
-const quoted = (s: string) => new TextEncoder().encode(JSON.stringify(s));
-
-/** Accumulates chunks into the `data` array; `finish` returns the whole body. */
+/** Collects result chunks; `finish` writes the whole body. */
 export class JsonEncoder {
-  private readonly sink = new ByteSink();
+  private readonly chunks: DuckDBDataChunk[] = [];
   private rows = 0;
-  private readonly timestamps: (TimestampWriter | null)[];
-  private readonly strings: (ShortStringCache<Uint8Array> | null)[];
 
-  constructor(private readonly columns: readonly ResultColumn[]) {
-    this.rowLoop = makeRowLoop(columns.length);
-    this.timestamps = columns.map((c) => (c.kind.k === 'timestamp' ? new TimestampWriter(c.kind.unit) : null));
-    this.strings = columns.map((c) => (c.kind.k === 'varchar' ? new ShortStringCache(quoted) : null));
-    this.sink.utf8(`{"columns":${JSON.stringify(columns.map((c) => c.name))},"types":${JSON.stringify(columns.map((c) => c.type))},"data":[`);
-  }
+  constructor(private readonly columns: readonly ResultColumn[]) {}
 
   /** Number of rows added so far. */
   get rowCount(): number {
     return this.rows;
   }
 
-  /** Appends every row of `chunk`. */
+  /** Adds a chunk (kept, not copied, until `finish`). */
   add(chunk: DuckDBDataChunk): void {
-    const n = chunk.rowCount;
-    if (n === 0) return;
-    const raws = this.columns.map((c, ci) => (vectorWidth(c.kind) > 0 ? rawVector(chunk, ci, vectorWidth(c.kind)) : null));
-    const cells = this.columns.map((_, ci) => this.cell(chunk, ci, raws[ci]!));
-    const valid = raws.map((r) => r?.validity ?? null);
-    this.rowLoop(this.sink, n, this.rows === 0, cells, valid);
-    this.rows += n;
+    if (chunk.rowCount === 0) return;
+    this.chunks.push(chunk);
+    this.rows += chunk.rowCount;
   }
 
   /** The complete response body as parts. */
-  finish(meta: { executionTimeMs: number }): Uint8Array[] {
+  async finish(meta: { executionTimeMs: number }): Promise<Uint8Array[]> {
+    const head = new ByteSink();
+    head.utf8(`{"columns":${JSON.stringify(this.columns.map((c) => c.name))},"types":${JSON.stringify(this.columns.map((c) => c.type))},"data":[`);
+    const body = await this.encodeRows();
+    const tail = new ByteSink();
     const ms = Number.isFinite(meta.executionTimeMs) ? meta.executionTimeMs : 0;
-    this.sink.ascii(`],"row_count":${this.rows},"execution_time_ms":${ms},"success":true}`);
-    return this.sink.parts();
+    tail.ascii(`],"row_count":${this.rows},"execution_time_ms":${ms},"success":true}`);
+    return [...head.parts(), ...body, ...tail.parts()];
   }
 
-  /**
-   * The per-row loop, generated once per column count so each cell call site sees one function
-   * (a shared loop over an array of closures is megamorphic and several times slower). The code is
-   * built from column indexes only, never from names or data.
-   */
-  private readonly rowLoop: RowLoop;
+  private async encodeRows(): Promise<Uint8Array[]> {
+    const workers = this.rows >= PARALLEL_MIN_ROWS && this.columns.every((c) => portableKind(c.kind)) ? jsonWorkerCount() : 0;
+    if (workers === 0) return this.encodeHere(this.chunks, true);
+    // Contiguous slices of about equal rows: the main thread takes the first, each worker one more.
+    const slices = sliceChunks(this.chunks, workers + 1);
+    const jobs = slices.slice(1).map((slice, k) => {
+      const { job, transfer } = this.job(slice);
+      return encodeOnWorker(k, job, transfer).catch(() => this.encodeHere(slice, false));
+    });
+    const mine = this.encodeHere(slices[0]!, true);
+    return [...mine, ...(await Promise.all(jobs)).flat()];
+  }
 
-  private cell(chunk: DuckDBDataChunk, ci: number, raw: RawVector | null): Cell {
-    const kind = this.columns[ci]!.kind;
-    const sink = this.sink;
-    switch (kind.k) {
-      case 'number': {
-        const view = numberView(raw!, kind.wire);
-        if (kind.wire.startsWith('float'))
-          return (i) => {
-            const x = view[i]!;
-            if (x - x === 0) sink.float(x);
-            else sink.bytes(NULL);
-          };
-        return (i) => sink.int(view[i]!);
-      }
-      case 'int64':
-      case 'uint64': {
-        const w = words(raw!);
-        const signed = kind.k === 'int64';
-        return (i) => {
-          const x = signed ? int64At(w, i) : uint64At(w, i);
-          if (x < TWO_53 && x > -TWO_53) sink.int(x);
-          else sink.ascii(int64Text(w, i, signed));
-        };
-      }
-      case 'bool': {
-        const d = raw!.data;
-        return (i) => sink.ascii(d[i] ? 'true' : 'false');
-      }
-      case 'timestamp': {
-        const w = words(raw!);
-        const tw = this.timestamps[ci]!;
-        return (i) => tw.write(sink, w, i);
-      }
-      case 'date': {
-        const w = words(raw!);
-        return (i) => sink.ascii(`"${dateText(w[i]!)}"`);
-      }
-      case 'decimal':
-        return (i) => sink.ascii(decimalText(raw!, kind, i));
-      case 'varchar': {
-        const read = this.strings[ci]!.reader(raw!);
-        return (i) => sink.bytes(read(i));
-      }
-      case 'null':
-        return () => sink.bytes(NULL);
-      case 'blob': {
-        const d = raw!.data;
-        return (i) => sink.utf8(JSON.stringify(Buffer.from(stringBytes(d, i)).toString('base64')));
-      }
-      case 'text': {
-        const values = chunk.convertColumnValues(ci, JsonDuckDBValueConverter);
-        return (i) => sink.utf8(JSON.stringify(values[i] ?? null));
-      }
+  /** Encodes `chunks` on this thread. */
+  private encodeHere(chunks: readonly DuckDBDataChunk[], first: boolean): Uint8Array[] {
+    const rows = new JsonRows(this.columns.map((c) => c.kind));
+    const sink = new ByteSink();
+    for (const chunk of chunks) {
+      const cols = this.columns.map((c, ci): RowColumn => {
+        const width = vectorWidth(c.kind);
+        if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? rawVector(chunk, ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
+        const raw = width > 0 ? rawVector(chunk, ci, width) : null;
+        return { raw, long: raw ? (i) => stringBytes(raw.data, i) : undefined };
+      });
+      rows.write(sink, cols, chunk.rowCount, first);
+      first = false;
     }
+    return sink.parts();
+  }
+
+  /** A worker job for `chunks`: copies of their column memory, long strings resolved. */
+  private job(chunks: readonly DuckDBDataChunk[]): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
+    const transfer: ArrayBuffer[] = [];
+    const own = (a: Uint8Array) => {
+      const copy = a.slice();
+      transfer.push(copy.buffer);
+      return copy;
+    };
+    const out = chunks.map((chunk) => ({
+      n: chunk.rowCount,
+      cols: this.columns.map((c, ci) => {
+        const width = vectorWidth(c.kind) || 1;
+        const raw = rawVector(chunk, ci, width);
+        let long: (Uint8Array | null)[] | null = null;
+        if (c.kind.k === 'varchar') {
+          long = new Array(raw.rows).fill(null);
+          const w = new DataView(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength);
+          for (let i = 0; i < raw.rows; i++) if (w.getUint32(i * 16, true) > 12) long[i] = stringBytes(raw.data, i);
+        }
+        return { data: own(raw.data), validity: raw.validity ? own(raw.validity) : null, long };
+      }),
+    }));
+    return { job: { kinds: this.columns.map((c) => c.kind), first: false, chunks: out }, transfer };
+  }
+
+  /** Cells DuckDB renders itself (nested and exotic types, blobs as base64). */
+  private engineCell(chunk: DuckDBDataChunk, ci: number, sink: ByteSink): (i: number) => void {
+    if (this.columns[ci]!.kind.k === 'blob') {
+      const raw = rawVector(chunk, ci, 16);
+      return (i) => sink.utf8(JSON.stringify(Buffer.from(stringBytes(raw.data, i)).toString('base64')));
+    }
+    const values = chunk.convertColumnValues(ci, JsonDuckDBValueConverter);
+    return (i) => sink.utf8(JSON.stringify(values[i] ?? null));
   }
 }
 
-type RowLoop = (sink: ByteSink, n: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;
-
-function makeRowLoop(columns: number): RowLoop {
-  const decl: string[] = [];
-  const body: string[] = [];
-  for (let c = 0; c < columns; c++) {
-    decl.push(`const c${c} = cells[${c}], v${c} = valid[${c}];`);
-    if (c > 0) body.push('sink.byte(44);');
-    body.push(`if (v${c} === null || (v${c}[i >> 3] & (1 << (i & 7))) !== 0) c${c}(i); else sink.bytes(NULL);`);
+/** Splits chunks into `parts` contiguous runs of roughly equal row counts. */
+function sliceChunks(chunks: readonly DuckDBDataChunk[], parts: number): DuckDBDataChunk[][] {
+  const total = chunks.reduce((n, c) => n + c.rowCount, 0);
+  const out: DuckDBDataChunk[][] = Array.from({ length: parts }, () => []);
+  let seen = 0;
+  for (const c of chunks) {
+    out[Math.min(parts - 1, Math.floor((seen * parts) / total))]!.push(c);
+    seen += c.rowCount;
   }
-  const src = `${decl.join('\n')}
-for (let i = 0; i < n; i++) {
-  if (i > 0 || !first) sink.byte(44);
-  sink.byte(91);
-  ${body.join('\n  ')}
-  sink.byte(93);
-}`;
-  return new Function('NULL', `return function rowLoop(sink, n, first, cells, valid) {\n${src}\n}`)(NULL) as RowLoop;
+  return out;
 }
