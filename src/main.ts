@@ -3,7 +3,7 @@
  * listeners, and stop in reverse order on SIGINT/SIGTERM (HTTP first, buffers flushed last).
  */
 import type { Server } from 'bun';
-import { createLifecycle, createMqttService } from './admin/index.ts';
+import { MeasurementLocks, createLifecycle, createMqttService } from './admin/index.ts';
 import { ImportService } from './admin/index.ts';
 import { importRoutes } from './http/index.ts';
 import { continuousQueryRoutes, databaseRoutes, deleteRoutes, retentionRoutes } from './http/index.ts';
@@ -83,8 +83,10 @@ export async function startServices(config: Config, env: Record<string, string |
     },
   );
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
+  // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
+  const locks = new MeasurementLocks();
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
@@ -112,7 +114,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
-    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger,
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
     write: (database, batches) => writes.write(database, batches),
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).

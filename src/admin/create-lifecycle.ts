@@ -39,6 +39,8 @@ export interface LifecycleDeps {
   /** Absolute storage root (the only folder the maintenance instance may touch). */
   root: string;
   logger: Logger;
+  /** Shared with compaction, so rewrites of a measurement never run beside its merge. */
+  locks: MeasurementLocks;
 }
 
 /** The built services; `start` arms the schedules (after WAL replay), `stop` disarms them and closes DuckDB. */
@@ -60,7 +62,7 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
   }
   const instance = await createSandboxedInstance({ allowedDirectories: [d.root], threads: 1 });
   const pool = new ConnectionPool(instance, 2);
-  const locks = new MeasurementLocks();
+  const locks = d.locks;
   const flushTimeoutMs = Math.max(5000, config.server.write_timeout);
   const remover = new RowRemover({ manifest, store, reaper, buffers, pool, locks, compression: config.ingest.compression, logger, flushTimeoutMs });
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }));
