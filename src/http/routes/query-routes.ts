@@ -1,3 +1,8 @@
+/**
+ * Query routes (spec, "Query endpoints"): thin handlers that check the body, run the SQL through the
+ * QueryService with the format's encoder, and send the bytes. The client's disconnect (the request
+ * signal) cancels the running statement.
+ */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
