@@ -212,6 +212,7 @@ export async function startServices(config: Config, env: Record<string, string |
         // Then every acknowledged row goes to Parquet before the catalog closes.
         await buffers.stop();
         await wal.close();
+        await imports.stop();
         writeDuck.closeSync();
         catalog.close();
         opened.close();

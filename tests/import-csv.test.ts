@@ -4,6 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { dataFiles } from './helpers/parquet.ts';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
+const jsonOf = (r: Response): Promise<any> => r.json();
 let s: TestServer;
 beforeAll(async () => {
   s = await startServer();
@@ -12,7 +14,7 @@ afterAll(() => s?.cleanup());
 
 const T0 = Date.UTC(2024, 0, 1); // ms
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
-const importCsv = async (query: string, body: BodyInit, headers: Record<string, string> = { 'content-type': 'text/csv' }): Promise<{ status: number; body: any }> => {
+const importCsv = async (query: string, body: RequestInit['body'], headers: Record<string, string> = { 'content-type': 'text/csv' }): Promise<{ status: number; body: any }> => {
   const res = await s.fetch(`/api/v1/import/csv?${query}`, { method: 'POST', headers, body });
   return { status: res.status, body: await res.json() };
 };

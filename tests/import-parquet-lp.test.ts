@@ -8,6 +8,8 @@ import { DuckDBInstance } from '../src/duckdb/index.ts';
 import { dataFiles } from './helpers/parquet.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
+const jsonOf = (r: Response): Promise<any> => r.json();
 let s: TestServer;
 let dir: string;
 beforeAll(async () => {
@@ -33,7 +35,7 @@ async function parquetOf(select: string): Promise<Uint8Array> {
   return Bun.file(path).bytes();
 }
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
-const post = async (path: string, body: BodyInit, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
+const post = async (path: string, body: RequestInit['body'], headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
   const res = await s.fetch(path, { method: 'POST', headers, body });
   return { status: res.status, body: await res.json() };
 };
@@ -91,7 +93,7 @@ describe('line-protocol import', () => {
     const form = new FormData();
     form.append('file', new Blob([lp(5000, 1_709_251_200) + 'mem,host=h0 free=1i 1709251200\n']), 'points.lp');
     const res = await s.fetch('/api/v1/import/lp?precision=s', { method: 'POST', headers: { 'x-svc-database': 'implp' }, body: form });
-    const r = await res.json();
+    const r = await jsonOf(res);
     expect(res.status).toBe(200);
     expect(r.result).toMatchObject({ database: 'implp', measurement: 'cpu,mem', rows_imported: 5001, partitions_created: 3, time_range_min: '2024-03-01T00:00:00Z' });
     expect((await sql(`SELECT count(*), sum(count), count(DISTINCT host) FROM implp.cpu`)).data[0]).toEqual([5000, 12_497_500, 3]);
@@ -101,12 +103,12 @@ describe('line-protocol import', () => {
   test('a bad line fails the whole file with its line number; nothing stored', async () => {
     const body = lp(10, 1_709_251_200_000_000_000) + 'cpu,host=h1 usage= 1\n' + lp(10, 1_709_251_300_000_000_000);
     const res = await s.fetch('/api/v1/import/lp?db=implp2', { method: 'POST', body });
-    const r = await res.json();
+    const r = await jsonOf(res);
     expect(res.status).toBe(400);
     expect(r.error).toMatch(/^cannot import line protocol: 1 bad line, nothing imported; first bad line 11: /);
     expect(r.line).toBe(11);
     expect(dataFiles(s.dir).filter((f) => f.startsWith('implp2/'))).toEqual([]);
     const empty = await s.fetch('/api/v1/import/lp?db=implp2', { method: 'POST', body: '\n\n' });
-    expect((await empty.json()).error).toMatch(/the file is empty/);
+    expect((await jsonOf(empty)).error).toMatch(/the file is empty/);
   });
 });

@@ -4,6 +4,8 @@ import { tleChecksum } from '../src/ingest/index.ts';
 import { dataFiles } from './helpers/parquet.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
+const jsonOf = (r: Response): Promise<any> => r.json();
 let s: TestServer;
 beforeAll(async () => {
   s = await startServer();
@@ -46,7 +48,7 @@ describe('TLE', () => {
   test('write/tle: a bad checksum rejects that set only (partial success, line reported)', async () => {
     const bad = set(40004, 101).replace(/\d$/, (d) => String((Number(d) + 1) % 10));
     const res = await s.fetch('/api/v1/write/tle?measurement=tle_partial&db=orbits', { method: 'POST', body: [set(40003, 101), bad].join('\n') });
-    const r = await res.json();
+    const r = await jsonOf(res);
     expect(res.status).toBe(400);
     expect(r.error).toMatch(/^partial write: 1 element sets written, 1 rejected; first bad set at line 4: checksum mismatch on element line 2/);
     expect(r.errors).toEqual([{ line: 4, satellite: '40004', message: expect.stringContaining('checksum mismatch') }]);
@@ -58,7 +60,7 @@ describe('TLE', () => {
     const form = new FormData();
     form.append('file', new Blob([sets.join('\n')]), 'history.tle');
     const res = await s.fetch('/api/v1/import/tle?db=orbits&measurement=history', { method: 'POST', body: form });
-    const r = await res.json();
+    const r = await jsonOf(res);
     expect(res.status).toBe(200);
     expect(r.result).toMatchObject({ database: 'orbits', measurement: 'history', rows_imported: 3000, partitions_created: 6, time_range_min: '2024-05-29T00:00:00Z' });
     expect(r.result.columns).toContain('bstar');
@@ -68,7 +70,7 @@ describe('TLE', () => {
   test('import/tle: one bad checksum fails the whole backfill, every bad set listed with its line', async () => {
     const bad = set(60001, 120).replace(/\d$/, (d) => String((Number(d) + 1) % 10));
     const res = await s.fetch('/api/v1/import/tle?db=orbits&measurement=backfill_bad', { method: 'POST', body: [set(60000, 120), bad, set(60002, 120)].join('\n') });
-    const r = await res.json();
+    const r = await jsonOf(res);
     expect(res.status).toBe(400);
     expect(r.error).toMatch(/^cannot import TLE: 1 bad element set, nothing imported; first at line 4: checksum mismatch/);
     expect(r.errors).toHaveLength(1);

@@ -1,19 +1,10 @@
 /**
  * Support for the memory service suites: targets (where a memory service runs) and a small client.
- * Three targets share one suite: the memory service in-process over a DuckDB stand-in of the
- * time-series API (fast, independent of the storage engine), the real server with both services in
- * one process, and a memory-only server pointed at a separately started time-series server.
+ * Two targets share one suite, both real: the server with both services in one process, and a
+ * memory-only server pointed at a separately started time-series server.
  */
-import { DuckDBInstance } from '@duckdb/node-api';
-import { unpack } from 'msgpackr';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../src/config/index.ts';
-import { createMemoryService, type SvcFetch } from '../src/memory/index.ts';
 import { encodeColumnar } from '../src/memory/msgpack-encode.ts';
-import { Logger } from '../src/observability/index.ts';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
 
 /** The fixed admin API key every target starts with. */
 export const MEMORY_ADMIN_KEY = 'svcm_test_admin_key_0123456789abcdefghijklmnop';
@@ -61,70 +52,6 @@ export function seedPayload(rows: SeedRow[]): Uint8Array {
     { name: 'parent_id', ...s(() => '') },
     { name: 'importance', kind: 'float', values: rows.map((r) => r.importance ?? 0) },
   ]);
-}
-
-const STRING_COLUMNS = ['memory_id', 'org_id', 'agent_id', 'session_id', 'memory_type', 'event_type', 'content', 'metadata', 'tags', 'dedup_key', 'parent_id'];
-
-/** A stand-in for the time-series API over an in-memory DuckDB table (writes are visible at once). */
-export async function fakeSvc(): Promise<SvcFetch> {
-  const conn = await (await DuckDBInstance.create(':memory:')).connect();
-  let created = false;
-  const lit = (v: unknown) => (typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v));
-  const write = async (body: Uint8Array) => {
-    const { columns } = unpack(body) as { columns: Record<string, unknown[]> };
-    if (!created) {
-      await conn.run(`CREATE TABLE memories (time TIMESTAMP, ${STRING_COLUMNS.map((c) => `${c} VARCHAR`).join(', ')}, importance DOUBLE)`);
-      created = true;
-    }
-    const n = columns.time!.length;
-    const values = Array.from({ length: n }, (_, i) => {
-      const cells = [`make_timestamp(${String(columns.time![i])})`, ...STRING_COLUMNS.map((c) => lit(columns[c]![i])), lit(columns.importance![i])];
-      return `(${cells.join(', ')})`;
-    });
-    await conn.run(`INSERT INTO memories (time, ${STRING_COLUMNS.join(', ')}, importance) VALUES ${values.join(', ')}`);
-  };
-  return async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === '/health') return Response.json({ status: 'ok' });
-    if (path === '/api/v1/write/msgpack') {
-      await write(new Uint8Array(await req.arrayBuffer()));
-      return new Response(null, { status: 204 });
-    }
-    if (path === '/api/v1/query') {
-      const { sql } = (await req.json()) as { sql: string };
-      if (!created) return Response.json({ columns: [], types: [], data: [], row_count: 0 });
-      try {
-        const r = await conn.runAndReadAll(sql);
-        return Response.json({ columns: r.columnNames(), types: [], data: r.getRowsJson(), row_count: r.currentRowCount });
-      } catch (err) {
-        return Response.json({ error: (err as Error).message }, { status: 400 });
-      }
-    }
-    return Response.json({ error: 'no route' }, { status: 404 });
-  };
-}
-
-/** The memory service in this process over the DuckDB stand-in. */
-export async function fakeTarget(): Promise<MemoryTarget> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-memory-'));
-  const { config } = loadConfig({ env: {}, cwd: dir });
-  const svc = await fakeSvc();
-  const memory = createMemoryService({
-    config: { ...config.memory, db_path: join(dir, 'memory.db'), dedup_window: `${DEDUP_WINDOW_MS / 1000}s`, bootstrap_key: MEMORY_ADMIN_KEY },
-    svc,
-    logger: new Logger({ level: 'error', format: 'text', bufferSize: 100 }),
-  });
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: memory.fetch });
-  return {
-    name: 'in-process, DuckDB stand-in',
-    url: `http://127.0.0.1:${server.port}`,
-    seed: async (rows) => void (await svc(new Request('http://svc/api/v1/write/msgpack', { method: 'POST', body: seedPayload(rows) }))),
-    stop: async () => {
-      await server.stop(true);
-      memory.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 const memoryEnv = { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY, SVC_MEMORY_DEDUP_WINDOW: `${DEDUP_WINDOW_MS / 1000}s` };
@@ -185,4 +112,3 @@ export function uid(prefix: string): string {
   return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-export { ADMIN_TOKEN };

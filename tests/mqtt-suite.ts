@@ -83,7 +83,7 @@ export function brokerSuite(label: string, makeBroker: () => Promise<TestBroker>
       await waitFor('written', async () => (await stats(id)).points_written === 2);
       const res = await s.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT room, temp FROM ${db}.climate WHERE room = 'b'` }) });
       expect(res.status).toBe(200);
-      expect((await res.json()).data).toEqual([['b', 22.5]]);
+      expect(((await res.json()) as { data: unknown }).data).toEqual([['b', 22.5]]);
     });
 
     test('stop, start, restart; update and delete only when stopped; QoS 1 messages sent while stopped wait at the broker', async () => {

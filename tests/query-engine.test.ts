@@ -154,6 +154,17 @@ describe('rewrite and pruning', () => {
     expect(c.profile.files).toBe(2);
   });
 
+  test('files of one measurement may differ in columns and types', async () => {
+    mkdirSync(join(root, 'db3', 'evo'), { recursive: true });
+    const a = join(root, 'db3', 'evo', 'a.parquet');
+    const b = join(root, 'db3', 'evo', 'b.parquet');
+    await plain.run(`COPY (SELECT make_timestamp(${T0}) AS time, 1.5::DOUBLE AS v) TO '${a}'`);
+    await plain.run(`COPY (SELECT make_timestamp(${T0 + 1}) AS time, 'x' AS tag, 7::BIGINT AS v) TO '${b}'`);
+    files.set('db3.evo', [a, b].map((path, i) => ({ path, minTime: T0 + i, maxTime: T0 + i, rows: 1, bytes: 1 })));
+    const { body } = await run(service, 'SELECT v, tag FROM db3.evo ORDER BY time');
+    expect(body.data).toEqual([[1.5, null], [7, 'x']]);
+  });
+
   test('bare names resolve in the default database; a missing one is an empty relation', async () => {
     expect((await run(service, 'SELECT count(*) AS n FROM cpu', { database: 'db1' })).body.data).toEqual([[364]]);
     const empty = await run(service, 'SELECT * FROM db1.nothing');

@@ -56,8 +56,8 @@ export async function writeJob(
   try {
     for (const f of written) {
       const key = keys.get(f.hour)!;
-      // Tickets mean the WAL holds these rows until they are registered (see FileManifestStore.intend).
-      manifest.intend(key, job.tickets.length > 0);
+      // Tickets mean the WAL holds these rows until they are registered, so a crash replays them.
+      manifest.intend(key, job.tickets.length > 0 ? 'drop' : 'keep');
       const info = await store.put(key, { file: f.path });
       out.push({
         path: key,

@@ -21,8 +21,8 @@ test('unregistered files left by a crash: dropped when the WAL replays them, reg
     await conn.run(`COPY (SELECT TIMESTAMP '2024-01-01 00:10:00' AS time, 1.0 AS v) TO '${tmp}' (FORMAT parquet)`);
     await store.put(key, { file: tmp });
   }
-  manifest.intend(covered, true);
-  manifest.intend(uncovered, false);
+  manifest.intend(covered, 'drop');
+  manifest.intend(uncovered, 'keep');
   const logger = new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} });
   await reconcileManifest({ store, manifest, conn, logger });
   expect(await store.stat(covered)).toBeNull();

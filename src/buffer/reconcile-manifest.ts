@@ -21,10 +21,10 @@ export interface ReconcileResult {
 /** Brings the manifest in line with the data files in `store` (see the file comment). */
 export async function reconcileManifest(deps: { store: ObjectStore; manifest: FileManifestStore; conn: DuckDBConnection; logger: Logger }): Promise<ReconcileResult> {
   const { store, manifest, conn, logger } = deps;
-  // Files written but never registered before a crash: the WAL replays the rows of covered ones, so
-  // keeping them would count those rows twice; uncovered ones are the only copy and are registered below.
+  // Files written but never registered before a crash (see FileManifestStore.intend): `drop` ones hold
+  // rows that exist elsewhere or were never acknowledged; `keep` ones are registered below.
   for (const p of manifest.pendingFiles()) {
-    if (p.walCovered && (await store.delete(p.path))) logger.info('dropped unregistered data file; the WAL replays its rows', { path: p.path });
+    if (p.onCrash === 'drop' && (await store.delete(p.path))) logger.info('removed a data file that was never registered before a crash', { path: p.path });
     manifest.clearPending(p.path);
   }
   const objects = (await store.list('')).filter((o) => o.key.endsWith('.parquet'));

@@ -133,19 +133,22 @@ export class FileManifestStore {
 
   /**
    * Records that a file is about to appear in storage before it is registered. A crash between the
-   * two leaves a pending row: start-up then drops the file when the WAL still holds its rows (they
-   * are replayed) and keeps it otherwise (it holds acknowledged rows nothing else has).
+   * two leaves a pending row that start-up settles by `onCrash`: `drop` when the rows exist elsewhere
+   * or were never acknowledged (a flush the WAL replays, an uncommitted import or rewrite), `keep` when
+   * the file is the only copy of acknowledged rows (a flush without WAL), which registers it.
    */
-  intend(path: string, walCovered: boolean): void {
-    this.db.prepare('INSERT OR REPLACE INTO pending_files (path, wal_covered, created_at) VALUES (?, ?, ?)').run(path, walCovered ? 1 : 0, new Date().toISOString());
+  intend(path: string, onCrash: 'drop' | 'keep'): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO pending_files (path, drop_on_recovery, created_at) VALUES (?, ?, ?)')
+      .run(path, onCrash === 'drop' ? 1 : 0, new Date().toISOString());
   }
 
   /** Files written but never registered (see `intend`). */
-  pendingFiles(): { path: string; walCovered: boolean }[] {
+  pendingFiles(): { path: string; onCrash: 'drop' | 'keep' }[] {
     return this.db
-      .query<{ path: string; wal_covered: number }, []>('SELECT path, wal_covered FROM pending_files ORDER BY created_at')
+      .query<{ path: string; drop_on_recovery: number }, []>('SELECT path, drop_on_recovery FROM pending_files ORDER BY created_at')
       .all()
-      .map((r) => ({ path: r.path, walCovered: r.wal_covered === 1 }));
+      .map((r) => ({ path: r.path, onCrash: r.drop_on_recovery === 1 ? ('drop' as const) : ('keep' as const) }));
   }
 
   /** Forgets a pending file once start-up has settled it. */

@@ -79,7 +79,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     id: '0006_pending_files',
-    sql: `CREATE TABLE pending_files (path TEXT PRIMARY KEY, wal_covered INTEGER NOT NULL, created_at TEXT NOT NULL);`,
+    sql: `CREATE TABLE pending_files (path TEXT PRIMARY KEY, drop_on_recovery INTEGER NOT NULL, created_at TEXT NOT NULL);`,
   },
   {
     // Compaction: a row per merge between "about to swap" and "swapped" (crash recovery), and job history.

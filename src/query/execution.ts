@@ -96,13 +96,12 @@ export async function executeSelect<E extends ChunkEncoder>(
   }
 }
 
-/** Whether files differ in their columns (or are not known to agree): then read them by name. */
+/**
+ * Several files are read by column name: a measurement gains columns over time and the same name
+ * may widen its type; the manifest knows names but not types, and cached footers keep this cheap.
+ */
 function needsUnion(files: readonly SourceFile[]): boolean {
-  if (files.length < 2) return false;
-  const first = files[0]!.columns;
-  if (!first) return true;
-  const key = first.join('\u0000');
-  return files.some((f) => !f.columns || f.columns.join('\u0000') !== key);
+  return files.length > 1;
 }
 
 /** Evaluates every condition value in DuckDB itself, in one statement; no conditions, no statement. */

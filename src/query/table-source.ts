@@ -15,8 +15,6 @@ export interface SourceFile {
   maxTime: number;
   rows: number;
   bytes: number;
-  /** Column names in file order, when known (files of equal columns need no union_by_name). */
-  columns?: readonly string[];
 }
 
 /** The planner's view of storage. */
@@ -59,7 +57,6 @@ export class ManifestTableSource implements TableSource {
       maxTime: f.maxTime,
       rows: f.rows,
       bytes: f.bytes,
-      columns: f.columns,
     }));
   }
 

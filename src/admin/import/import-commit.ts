@@ -45,6 +45,8 @@ interface Part {
   minTime: number;
   maxTime: number;
   single: boolean;
+  /** The table's rows are already in time order (most files are): the per-hour copies skip the sort. */
+  sorted: boolean;
   key: string;
   scratch: string;
 }
@@ -64,7 +66,7 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
         const p = parts[next++]!;
         written.push(p.scratch);
         const range = p.single ? null : { from: p.hour, to: p.hour + MICROS_PER_HOUR };
-        await copyTableToParquet(conn, p.staged.table, p.scratch, { compression: deps.compression, sorted: false, range });
+        await copyTableToParquet(conn, p.staged.table, p.scratch, { compression: deps.compression, sorted: p.sorted, range });
       }
     };
     await Promise.all(conns.map(worker));
@@ -73,7 +75,7 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
     for (const s of staged) void deps.buffers.flushMeasurement(database, s.measurement);
     const seq = deps.manifest.nextSeq();
     const createdAt = new Date().toISOString();
-    for (const p of parts) deps.manifest.intend(p.key, true);
+    for (const p of parts) deps.manifest.intend(p.key, 'drop');
     put.push(...parts.map((p) => p.key));
     // Each put fsyncs the file and its folder: many at once overlap those waits.
     const files = await mapLimit(parts, PUT_CONCURRENCY, async (p): Promise<ManifestFile> => {
@@ -129,6 +131,9 @@ async function hourParts(conn: DuckDBConnection, store: ObjectStore, database: s
        FROM ${quoteIdent(staged.table.table)} GROUP BY 1 ORDER BY 1`,
     )
   ).getRows();
+  const table = quoteIdent(staged.table.table);
+  const disorder = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT time < lag(time) OVER (ORDER BY rowid) AS back FROM ${table}) WHERE back`);
+  const sorted = Number(disorder.getRows()[0]![0]) === 0;
   return rows.map(([hour, n, min, max]) => {
     const key = dataFileKey(database, staged.measurement, Number(hour));
     return {
@@ -138,6 +143,7 @@ async function hourParts(conn: DuckDBConnection, store: ObjectStore, database: s
       minTime: Number(min),
       maxTime: Number(max),
       single: rows.length === 1,
+      sorted,
       key,
       scratch: store.scratchPath(basename(key)),
     };

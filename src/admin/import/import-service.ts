@@ -62,6 +62,11 @@ export class ImportService {
 
   constructor(private readonly deps: ImportDeps) {}
 
+  /** Waits for the import being staged or committed (shutdown: its DuckDB instance closes next). */
+  async stop(): Promise<void> {
+    await this.tail.catch(() => undefined);
+  }
+
   /** Imports one upload; AppError invalid (400) names the row or line at fault, and then nothing was stored. */
   async run(req: ImportRequest): Promise<ImportResult> {
     const started = performance.now();

@@ -169,7 +169,7 @@ export class RowRemover {
         manifest.replace([f.path], []);
         return 0;
       }
-      manifest.intend(key, true);
+      manifest.intend(key, 'drop');
       const info = await store.put(key, { file: scratch });
       put = true;
       // Check and swap in one synchronous step. The sequence stays: the rows keep their place in last-write-wins order.

@@ -16,7 +16,7 @@ export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 export interface RefSource {
   /** Absolute file paths. */
   files: readonly string[];
-  /** Files differ in columns: read them with union_by_name (slower to bind, so only when needed). */
+  /** Read the files by column name (they may differ in columns and types). */
   unionByName: boolean;
   /** Temp table holding buffered rows, or null. */
   bufferTable: string | null;
