@@ -104,7 +104,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
-  const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases);
+  const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({
     allowedDirectories: [querySource.root],
     memoryLimitBytes: config.database.memory_limit || undefined,

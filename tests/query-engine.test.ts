@@ -28,6 +28,9 @@ const source = (): TableSource => ({
   root,
   files: (db, m, lo, hi) => (files.get(`${db}.${m}`) ?? []).filter((f) => f.maxTime >= (lo ?? -Infinity) && f.minTime <= (hi ?? Infinity)),
   buffered: (db, m) => buffered.get(`${db}.${m}`) ?? [],
+  // Keys here are absolute paths of files the test writes; nothing compacts or deletes them.
+  lease: () => () => {},
+  localPaths: async (keys) => [...keys],
   databases: () => ['db1', 'db2'],
   measurements: () => [...files.keys()].map((k) => ({ database: k.split('.')[0]!, measurement: k.split('.')[1]! })),
 });
@@ -41,7 +44,7 @@ async function writeHours(db: string, m: string, hours: number, valueSql: string
       `COPY (SELECT make_timestamp(${T0 + h * H} + i * 60000000) AS time, 'host_' || (i % 3) AS host, ${valueSql} AS usage FROM range(60) r(i)) TO '${path}'`,
     );
     const list = files.get(`${db}.${m}`) ?? [];
-    list.push({ path, minTime: T0 + h * H, maxTime: T0 + h * H + 59 * 60_000_000, rows: 60, bytes: statSync(path).size });
+    list.push({ key: path, minTime: T0 + h * H, maxTime: T0 + h * H + 59 * 60_000_000, rows: 60, bytes: statSync(path).size });
     files.set(`${db}.${m}`, list);
   }
 }
@@ -76,10 +79,10 @@ beforeAll(async () => {
   // Plain DuckDB over the same data: the reference every rewritten query must match.
   await plain.run('CREATE SCHEMA db1; CREATE SCHEMA db2');
   await plain.run(
-    `CREATE TABLE db1.cpu AS SELECT * FROM read_parquet([${files.get('db1.cpu')!.map((f) => `'${f.path}'`).join(',')}]) UNION ALL BY NAME
+    `CREATE TABLE db1.cpu AS SELECT * FROM read_parquet([${files.get('db1.cpu')!.map((f) => `'${f.key}'`).join(',')}]) UNION ALL BY NAME
      SELECT * FROM (VALUES (make_timestamp(${T0 + 6 * H}), 'host_9', 1.0::DOUBLE), (make_timestamp(${T0 + 6 * H + 1}), 'host_0', 2.0), (make_timestamp(${T0 + 6 * H + 2}), 'host_9', 3.0), (make_timestamp(${T0 + 5}), 'host_1', 4.0)) t(time, host, usage)`,
   );
-  await plain.run(`CREATE TABLE db2.mem AS SELECT * FROM read_parquet([${files.get('db2.mem')!.map((f) => `'${f.path}'`).join(',')}])`);
+  await plain.run(`CREATE TABLE db2.mem AS SELECT * FROM read_parquet([${files.get('db2.mem')!.map((f) => `'${f.key}'`).join(',')}])`);
   const instance = await createSandboxedInstance({ allowedDirectories: [root] });
   service = new QueryService(new ConnectionPool(instance, 2), source(), { timeoutMs: 30_000, slowQueryMs: 0 });
   slowService = new QueryService(new ConnectionPool(instance, 1), source(), { timeoutMs: 150, slowQueryMs: 0 });
@@ -160,7 +163,7 @@ describe('rewrite and pruning', () => {
     const b = join(root, 'db3', 'evo', 'b.parquet');
     await plain.run(`COPY (SELECT make_timestamp(${T0}) AS time, 1.5::DOUBLE AS v) TO '${a}'`);
     await plain.run(`COPY (SELECT make_timestamp(${T0 + 1}) AS time, 'x' AS tag, 7::BIGINT AS v) TO '${b}'`);
-    files.set('db3.evo', [a, b].map((path, i) => ({ path, minTime: T0 + i, maxTime: T0 + i, rows: 1, bytes: 1 })));
+    files.set('db3.evo', [a, b].map((path, i) => ({ key: path, minTime: T0 + i, maxTime: T0 + i, rows: 1, bytes: 1 })));
     const { body } = await run(service, 'SELECT v, tag FROM db3.evo ORDER BY time');
     expect(body.data).toEqual([[1.5, null], [7, 'x']]);
   });
@@ -170,6 +173,22 @@ describe('rewrite and pruning', () => {
     const empty = await run(service, 'SELECT * FROM db1.nothing');
     expect(empty.body).toMatchObject({ columns: ['time'], data: [], row_count: 0 });
     await expect(run(service, 'SELECT * FROM cpu')).rejects.toThrow(/x-svc-database/);
+  });
+
+  test('a missing measurement answers zero rows also when the query names its columns', async () => {
+    const named = await run(
+      service,
+      "SELECT content, agent_id FROM db1.nothing WHERE agent_id = 'x' AND contains(tags, ',a,') AND importance > 0.5 ORDER BY time DESC LIMIT 10",
+    );
+    expect(named.body).toMatchObject({ columns: ['content', 'agent_id'], data: [], row_count: 0 });
+    const agg = await run(service, 'SELECT count(*) AS n, avg(v) AS a FROM db1.nothing n WHERE n.v > 1');
+    expect(agg.body.data).toEqual([[0, null]]);
+    // In a join the missing side's columns are NULL; unqualified names stay the other table's.
+    const joined = await run(
+      service,
+      "SELECT c.host, x.v FROM db1.cpu c LEFT JOIN db1.nothing x ON x.time = c.time WHERE host = 'host_0' ORDER BY c.time LIMIT 2",
+    );
+    expect(joined.body.data).toEqual([['host_0', null], ['host_0', null]]);
   });
 });
 
@@ -195,7 +214,7 @@ describe('guard', () => {
     for (const q of [`SELECT * FROM read_text('/etc/passwd')`, `SELECT * FROM '${canary}'`, `SELECT * FROM read_csv('${root}/../canary.csv')`])
       await expect(conn.run(q)).rejects.toThrow(/Permission Error|does not exist|disabled/);
     await expect(conn.run('SET enable_external_access = true')).rejects.toThrow(/locked/);
-    expect((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${files.get('db1.cpu')![0]!.path}')`)).getRows()[0]![0]).toBe(60n);
+    expect((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${files.get('db1.cpu')![0]!.key}')`)).getRows()[0]![0]).toBe(60n);
     conn.closeSync();
   });
 });

@@ -12,6 +12,7 @@ import { guardTree } from './sql/guard.ts';
 import { parseSql } from './sql/parse.ts';
 import { findMeasurementRefs, type MeasurementRef } from './sql/references.ts';
 import { boundsTree, replaceWithSource } from './sql/rewrite.ts';
+import { columnsForEmpty } from './sql/column-refs.ts';
 import { treeJson } from './sql/tree.ts';
 import type { SourceFile, TableSource } from './table-source.ts';
 
@@ -55,12 +56,16 @@ export async function executeSelect<E extends ChunkEncoder>(
   const bounds = await evaluateBounds(conn, refs);
   // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
   const plan = planQuery(source, refs, bounds, opts.prune !== false);
+  const keys = [...new Set(plan.refs.flatMap((r) => r.files.map((f) => f.key)))];
+  const release = source.lease(keys);
   const t1 = performance.now();
   const names = new Map<string, string>();
   // Buffered rows live in temp tables for the query's duration; a transaction drops them on the way out.
   const inTransaction = plan.buffers.size > 0;
-  if (inTransaction) await conn.run('BEGIN TRANSACTION');
   try {
+    const paths = await source.localPaths(keys);
+    const pathOf = new Map(keys.map((k, i) => [k, paths[i]!] as const));
+    if (inTransaction) await conn.run('BEGIN TRANSACTION');
     const tables = new Map<string, string>();
     let b = 0;
     for (const [key, buf] of plan.buffers) {
@@ -70,7 +75,13 @@ export async function executeSelect<E extends ChunkEncoder>(
       tables.set(key, table);
     }
     for (const r of plan.refs)
-      replaceWithSource(r.ref, { files: r.files.map((f) => f.path), unionByName: needsUnion(r.files), bufferTable: r.bufferKey ? tables.get(r.bufferKey)! : null });
+      replaceWithSource(r.ref, {
+        files: r.files.map((f) => pathOf.get(f.key)!),
+        unionByName: needsUnion(r.files),
+        bufferTable: r.bufferKey ? tables.get(r.bufferKey)! : null,
+        // A measurement with no data answers zero rows, also when the query names its columns.
+        emptyColumns: r.files.length === 0 && !r.bufferKey ? columnsForEmpty(tree, r.ref, plan.refs.length) : undefined,
+      });
     const finalSql = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
     const t2 = performance.now();
     // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
@@ -93,6 +104,7 @@ export async function executeSelect<E extends ChunkEncoder>(
     return { encoder, columns, profile };
   } finally {
     if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
+    release();
   }
 }
 

@@ -4,7 +4,7 @@ import type { TimeCondition } from './sql/references.ts';
 import type { SourceFile } from './table-source.ts';
 
 const c = (op: TimeCondition['op'], usesNow = false): TimeCondition => ({ op, value: {}, usesNow });
-const f = (minTime: number, maxTime: number, rows: number): SourceFile => ({ path: `${minTime}`, minTime, maxTime, rows, bytes: 0 });
+const f = (minTime: number, maxTime: number, rows: number): SourceFile => ({ key: `${minTime}`, minTime, maxTime, rows, bytes: 0 });
 
 describe('boundsOf', () => {
   test('intersects AND-ed bounds, inclusive, ignoring unknown values', () => {
@@ -20,9 +20,9 @@ describe('boundsOf', () => {
 describe('topNFiles', () => {
   const files = [f(0, 99, 10), f(100, 199, 10), f(200, 299, 10), f(150, 250, 5)];
   test('newest files until the limit is met, plus files overlapping that span', () => {
-    expect(topNFiles(files, 5, 'desc').map((x) => x.path)).toEqual(['200', '150']);
-    expect(topNFiles(files, 16, 'desc').map((x) => x.path)).toEqual(['100', '200', '150']);
-    expect(topNFiles(files, 10, 'asc').map((x) => x.path)).toEqual(['0']);
+    expect(topNFiles(files, 5, 'desc').map((x) => x.key)).toEqual(['200', '150']);
+    expect(topNFiles(files, 16, 'desc').map((x) => x.key)).toEqual(['100', '200', '150']);
+    expect(topNFiles(files, 10, 'asc').map((x) => x.key)).toEqual(['0']);
   });
   test('not enough rows: every file', () => expect(topNFiles(files, 1000, 'desc')).toHaveLength(4));
 });

@@ -6,11 +6,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { DatabaseStore, FileManifestStore } from '../catalog/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
+import type { FileReaper, ObjectStore } from '../storage/index.ts';
 
 /** One data file as the planner needs it. Times are epoch µs, inclusive. */
 export interface SourceFile {
-  /** Absolute path DuckDB reads. */
-  path: string;
+  /** Storage key (relative to the storage root); `localPaths` turns it into a file DuckDB reads. */
+  key: string;
   minTime: number;
   maxTime: number;
   rows: number;
@@ -23,6 +24,13 @@ export interface TableSource {
   files(database: string, measurement: string, minTime?: number, maxTime?: number): SourceFile[];
   /** Rows acknowledged but not yet in any listed file. */
   buffered(database: string, measurement: string): ColumnBatch[];
+  /**
+   * Marks planned files as read by a query until the returned function is called. Synchronous, and
+   * called in the planning tick, so a compaction or delete cannot delete a planned file before it is read.
+   */
+  lease(keys: readonly string[]): () => void;
+  /** Local paths DuckDB reads for `keys`, in order (remote objects come through the read cache). */
+  localPaths(keys: readonly string[]): Promise<string[]>;
   /** Every database name known (catalog, files, buffers), sorted. */
   databases(): string[];
   /** Measurements with files or buffered rows, optionally within one database, sorted. */
@@ -46,13 +54,25 @@ export class ManifestTableSource implements TableSource {
     root: string,
     private readonly buffers: BufferedRows | null = null,
     private readonly databaseStore: DatabaseStore | null = null,
+    /** The store and reaper of a running server; without them keys are paths under `root`, unleased. */
+    private readonly storage: { store: Pick<ObjectStore, 'localPath'>; reaper: Pick<FileReaper, 'acquire'> } | null = null,
   ) {
     this.root = isAbsolute(root) ? root : resolve(root);
   }
 
+  lease(keys: readonly string[]): () => void {
+    return this.storage ? this.storage.reaper.acquire(keys) : () => {};
+  }
+
+  localPaths(keys: readonly string[]): Promise<string[]> {
+    const storage = this.storage;
+    if (!storage) return Promise.resolve(keys.map((k) => resolve(this.root, k)));
+    return Promise.all(keys.map((k) => storage.store.localPath(k)));
+  }
+
   files(database: string, measurement: string, minTime?: number, maxTime?: number): SourceFile[] {
     return this.manifest.list({ database, measurement, minTime, maxTime }).map((f) => ({
-      path: resolve(this.root, f.path),
+      key: f.path,
       minTime: f.minTime,
       maxTime: f.maxTime,
       rows: f.rows,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import type { ColumnBatch } from '../ingest/index.ts';
+import { type ColumnBatch, dictionaryColumn } from '../ingest/index.ts';
 import { decodeBatches, encodeBatches } from './batch-codec.ts';
 import { makeBatch, rowsOf, sampleBatch } from './test-batches.ts';
 
@@ -28,6 +28,16 @@ describe('batch codec', () => {
     expect(note.type === 'string' && note.tag).toBe(false);
     expect(got.columns.get('temp')!.valid).toEqual(Uint8Array.from([1, 0, 1]));
     expect(Object.is((got.columns.get('temp')!.values as Float64Array)[2], -0)).toBe(true);
+  });
+
+  test('writes dictionary-coded string columns from their codes, at every id width', () => {
+    for (const size of [3, 300, 70_000]) {
+      const dictionary = [null, ...Array.from({ length: size }, (_, i) => `v${i}`)];
+      const codes = Uint32Array.from([size, 0, 1, size, 2]);
+      const batch: ColumnBatch = { measurement: 'm', length: 5, time: Float64Array.from([1, 2, 3, 4, 5]), columns: new Map([['s', dictionaryColumn({ codes, dictionary }, true)]]) };
+      const got = roundTrip('db', [batch]).batches[0]!.columns.get('s')!;
+      expect(got).toEqual({ type: 'string', values: [`v${size - 1}`, null, 'v0', `v${size - 1}`, 'v1'], valid: null, tag: true });
+    }
   });
 
   test('keeps columns without validity arrays without one', () => {

@@ -9,7 +9,7 @@
  * [u8[rows] validity], values. String values: u8 id width (1|2|4), u32 dictionary size, u32[size]
  * UTF-16 lengths, u32 blob bytes, blob, ids[rows] (0 = NULL, k = dictionary entry k-1).
  */
-import type { Column, ColumnBatch } from '../ingest/index.ts';
+import type { Column, ColumnBatch, StringDictionary } from '../ingest/index.ts';
 import { ByteReader, ByteWriter, utf8 } from './byte-io.ts';
 
 const VERSION = 1;
@@ -56,7 +56,7 @@ export function encodeBatches(database: string, batches: readonly ColumnBatch[],
       const plan: ColumnPlan = { name: utf8(name), col, strings: null };
       size += 4 + plan.name.length + 2;
       if (col.type === 'string') {
-        const s = (plan.strings = planStrings(col.values, n));
+        const s = (plan.strings = (col.dict && planCodedStrings(col.dict, n)) || planStrings(col.values, n));
         size += 1 + 4 + s.lens.byteLength + 4 + s.blob.length + s.ids.byteLength;
       } else {
         if (col.valid) size += n;
@@ -98,6 +98,21 @@ export function encodeBatches(database: string, batches: readonly ColumnBatch[],
   }
   if (w.pos !== size) throw new Error(`cannot encode WAL payload: wrote ${w.pos} bytes, planned ${size}`);
   return w.bytes;
+}
+
+/**
+ * The same plan from a parser-made dictionary (column-batch.ts): its codes already follow this
+ * format's id rule (0 = NULL, k = entry k-1), so no string is looked at per row. Null when the
+ * dictionary holds a NULL other than entry 0, which the format cannot express.
+ */
+function planCodedStrings(dict: StringDictionary, n: number): StringPlan | null {
+  const unique = dict.dictionary.slice(1);
+  if (unique.some((v) => typeof v !== 'string')) return null;
+  const lens = new Uint32Array(unique.length);
+  for (let i = 0; i < unique.length; i++) lens[i] = unique[i]!.length;
+  const codes = dict.codes.subarray(0, n);
+  const ids = unique.length < 0xff ? Uint8Array.from(codes) : unique.length < 0xffff ? Uint16Array.from(codes) : codes;
+  return { ids, lens, blob: utf8(unique.join('')) };
 }
 
 /** Builds the dictionary of a string column: ids per row, UTF-16 lengths and one UTF-8 blob. */

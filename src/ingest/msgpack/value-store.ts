@@ -93,6 +93,12 @@ export function decodeColumn(r: MsgpackReader, n: number, target: ValueTarget): 
     if (col !== null && col.kind === KIND_FLOAT && buf[r.pos] === 0xcb && r.pos + 9 <= r.end) {
       col.setFloat(i, view.getFloat64(r.pos + 1));
       r.pos += 9;
+    } else if (col !== null && col.codes !== null && (buf[r.pos]! & 0xe0) === 0xa0 && r.pos + 1 + (buf[r.pos]! & 0x1f) <= r.end) {
+      // Fast path for tag-like strings (fixstr, under 32 bytes) of a coded column.
+      const start = r.pos + 1;
+      const end = start + (buf[r.pos]! & 0x1f);
+      col.setStringBytes(i, buf, start, end);
+      r.pos = end;
     } else {
       col = storeValue(r, col, i, target);
     }

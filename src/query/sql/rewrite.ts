@@ -20,6 +20,8 @@ export interface RefSource {
   unionByName: boolean;
   /** Temp table holding buffered rows, or null. */
   bufferTable: string | null;
+  /** With neither files nor buffered rows: the columns (besides `time`) the empty relation carries, typed NULL. */
+  emptyColumns?: readonly string[];
 }
 
 const at = { alias: '', query_location: 0 };
@@ -88,8 +90,11 @@ export function sourceNode(src: RefSource): Node {
     : null;
   if (scan && buf) return { type: 'SET_OPERATION_NODE', modifiers: [], cte_map: { map: [] }, setop_type: 'UNION_BY_NAME', left: scan, right: buf, setop_all: true };
   // A measurement with nothing stored is an empty relation that still has its time column.
-  const nullTime = cast({ class: 'CONSTANT', type: 'VALUE_CONSTANT', ...at, value: { type: { id: 'NULL', type_info: null }, is_null: true } }, 'TIMESTAMP', false, 'time');
-  return scan ?? buf ?? select([nullTime], EMPTY_FROM, cast(typed('VARCHAR', 'f'), 'BOOLEAN'));
+  // Other columns the query names are typed NULL, which binds in any function or comparison.
+  const nullValue = (alias: string): Node => ({ class: 'CONSTANT', type: 'VALUE_CONSTANT', ...at, alias, value: { type: { id: 'NULL', type_info: null }, is_null: true } });
+  const nullTime = cast(nullValue(''), 'TIMESTAMP', false, 'time');
+  const others = (src.emptyColumns ?? []).map(nullValue);
+  return scan ?? buf ?? select([nullTime, ...others], EMPTY_FROM, cast(typed('VARCHAR', 'f'), 'BOOLEAN'));
 }
 
 /** Turns `ref.node` (a BASE_TABLE) into a subquery over `src`, keeping the name the query uses for it. */

@@ -1,0 +1,46 @@
+/**
+ * A query reads exactly the files it planned, even when a compaction, delete or retention run swaps
+ * them out meanwhile: planned files are leased, and the reaper deletes a replaced file only after the
+ * last query reading it has finished.
+ */
+import { expect, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileManifestStore, migrations, openCatalog } from '../src/catalog/index.ts';
+import { ConnectionPool, DuckDBInstance, createSandboxedInstance } from '../src/duckdb/index.ts';
+import { Logger } from '../src/observability/index.ts';
+import { JsonEncoder, ManifestTableSource, QueryService } from '../src/query/index.ts';
+import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
+
+test('a file replaced while a query reads it is deleted only after the query ends', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
+  const root = join(dir, 'data');
+  const store = await new LocalObjectStore(root).open();
+  const manifest = new FileManifestStore(openCatalog(join(dir, 'svc.db'), migrations));
+  const logger = new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} });
+  const reaper = new FileReaper({ store, manifest, logger });
+  const key = 'db/m/2024/01/01/00/m_20240101_000000_000000001.parquet';
+  const writer = await (await DuckDBInstance.create(':memory:')).connect();
+  const tmp = store.scratchPath('x.parquet');
+  await writer.run(`COPY (SELECT TIMESTAMP '2024-01-01 00:00:00' + INTERVAL (i) SECOND AS time, i::DOUBLE AS v FROM range(1000) r(i)) TO '${tmp}' (FORMAT parquet)`);
+  await store.put(key, { file: tmp });
+  manifest.add([{ path: key, database: 'db', measurement: 'm', hour: Date.UTC(2024, 0, 1) * 1000, minTime: Date.UTC(2024, 0, 1) * 1000, maxTime: Date.UTC(2024, 0, 1) * 1000 + 999e6, rows: 1000, bytes: 1, columns: ['time', 'v'], seq: 1, createdAt: new Date().toISOString() }]);
+
+  const source = new ManifestTableSource(manifest, root, null, null, { store, reaper });
+  const instance = await createSandboxedInstance({ allowedDirectories: [root] });
+  const queries = new QueryService(new ConnectionPool(instance, 1), source, { timeoutMs: 60_000, slowQueryMs: 0 });
+  // Slow enough to still be running while the file is swapped out below.
+  const running = queries.run({ sql: 'SELECT count(*) AS n FROM db.m, range(20000000) r(i) WHERE i % 7 = 0' }, (cols) => new JsonEncoder(cols));
+  await Bun.sleep(50);
+  expect(reaper.inUse(key)).toBe(true);
+  manifest.replace([key], []);
+  await reaper.collect();
+  expect(await store.stat(key)).not.toBeNull();
+  const out = await running;
+  const body = JSON.parse(Buffer.concat(await out.encoder.finish({ executionTimeMs: 0 })).toString());
+  expect(body.data).toEqual([[Math.ceil(20_000_000 / 7) * 1000]]);
+  expect(reaper.inUse(key)).toBe(false);
+  await reaper.collect();
+  expect(await store.stat(key)).toBeNull();
+});
