@@ -5,7 +5,7 @@
 import { notFound } from '../lib/errors.ts';
 import { newId } from './ids.ts';
 import { MEMORY_TYPES } from './memory-record.ts';
-import { MEMORY_TABLE, statsSql } from './memory-sql.ts';
+import { statsSql } from './memory-sql.ts';
 import type { AgentRecord, AgentStore } from './store/agent-store.ts';
 import type { SessionStore } from './store/session-store.ts';
 import type { StorageClient } from './storage-client.ts';
@@ -68,7 +68,7 @@ export class AgentService {
   async stats(orgId: string, agentId: string, nowMs = Date.now()): Promise<AgentStats> {
     this.get(orgId, agentId);
     const filter = { orgId, agentId, excludeIds: this.tombstones.idsFor(orgId, agentId) };
-    const rows = await this.storage.query(MEMORY_TABLE, statsSql(filter, (nowMs - 86_400_000) * 1000));
+    const rows = await this.storage.query(statsSql(filter, (nowMs - 86_400_000) * 1000));
     const memoryTypes: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((t) => [t, 0]));
     let total = 0;
     let recent = 0;

@@ -4,7 +4,7 @@
  */
 import { notFound } from '../lib/errors.ts';
 import { fromRow, type Memory } from './memory-record.ts';
-import { MEMORY_TABLE, selectMemoriesSql, type MemoryFilter, type Page } from './memory-sql.ts';
+import { selectMemoriesSql, type MemoryFilter, type Page } from './memory-sql.ts';
 import type { CreateResult, MemoryInput, MemoryWriter } from './memory-writer.ts';
 import type { StorageClient } from './storage-client.ts';
 import type { Tombstones } from './tombstones.ts';
@@ -42,7 +42,7 @@ export class MemoryService {
   /** Memories matching `filter` (tombstones excluded), as one query. */
   async select(filter: MemoryFilter, page: Page): Promise<Memory[]> {
     const excludeIds = [...(filter.excludeIds ?? []), ...this.tombstones.idsFor(filter.orgId, filter.agentId)];
-    const rows = await this.storage.query(MEMORY_TABLE, selectMemoriesSql({ ...filter, excludeIds }, page));
+    const rows = await this.storage.query(selectMemoriesSql({ ...filter, excludeIds }, page));
     return rows.map(fromRow);
   }
 

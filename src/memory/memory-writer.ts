@@ -100,7 +100,7 @@ export class MemoryWriter {
     }
     if (unknown.length === 0) return found;
     const sql = dedupSql({ orgId, dedupKeys: unknown, sinceUs: nowUs - this.windowMs * 1000, excludeIds: this.tombstones.idsFor(orgId) });
-    for (const row of await this.storage.query(MEMORY_TABLE, sql)) {
+    for (const row of await this.storage.query(sql)) {
       const key = String(row.dedup_key);
       if (!found.has(key)) found.set(key, String(row.memory_id));
     }

@@ -12,7 +12,6 @@ export type Row = Record<string, unknown>;
 
 /** Writes columns and runs SELECTs against one time-series database. */
 export class StorageClient {
-  private readonly known = new Set<string>();
 
   constructor(
     private readonly svc: SvcFetch,
@@ -25,18 +24,9 @@ export class StorageClient {
     await res.body?.cancel();
   }
 
-  /**
-   * Runs one SELECT over `measurement` and returns its rows as objects. A measurement that does not
-   * exist yet has no rows: when the engine refuses the query, the public measurement listing decides.
-   */
-  async query(measurement: string, sql: string): Promise<Row[]> {
-    let res: Response;
-    try {
-      res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories');
-    } catch (err) {
-      if (err instanceof AppError && err.kind === 'internal' && !(await this.measurementExists(measurement))) return [];
-      throw err;
-    }
+  /** Runs one SELECT and returns its rows as objects (a measurement with no data yet answers zero rows). */
+  async query(sql: string): Promise<Row[]> {
+    const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories');
     const body = (await res.json()) as { columns?: string[]; data?: unknown[][] };
     const cols = body.columns ?? [];
     return (body.data ?? []).map((row) => {
@@ -44,18 +34,6 @@ export class StorageClient {
       for (let i = 0; i < cols.length; i++) o[cols[i]!] = row[i];
       return o;
     });
-  }
-
-  /** True unless the service says the measurement (or its database) does not exist; once seen, remembered. */
-  private async measurementExists(measurement: string): Promise<boolean> {
-    if (this.known.has(measurement)) return true;
-    const res = await this.svc(new Request(`http://svc/api/v1/databases/${encodeURIComponent(this.database)}/measurements`)).catch(() => null);
-    if (res?.status === 404) return false;
-    if (!res?.ok) return true;
-    const body = (await res.json()) as { measurements?: { name: string }[] };
-    const exists = (body.measurements ?? []).some((m) => m.name === measurement);
-    if (exists) this.known.add(measurement);
-    return exists;
   }
 
   /** True when the time-series service answers its health check. */
