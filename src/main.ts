@@ -3,27 +3,61 @@
  * listeners, and stop in reverse order on SIGINT/SIGTERM (HTTP first, buffers flushed last).
  */
 import type { Server } from 'bun';
-import { MeasurementLocks, createLifecycle, createMqttService } from './admin/index.ts';
-import { ImportService } from './admin/index.ts';
-import { importRoutes } from './http/index.ts';
-import { continuousQueryRoutes, databaseRoutes, deleteRoutes, retentionRoutes } from './http/index.ts';
-import { BackupService, CompactionService, CompactionStore, checkCron, compactionSettings, hasRowsIn, recoverCompactions, secretKeyPath } from './admin/index.ts';
-import { backupRoutes, compactionRoutes } from './http/index.ts';
+import {
+  BackupService,
+  CompactionService,
+  CompactionStore,
+  ImportService,
+  MeasurementLocks,
+  checkCron,
+  compactionSettings,
+  createLifecycle,
+  createMqttService,
+  hasRowsIn,
+  recoverCompactions,
+  secretKeyPath,
+} from './admin/index.ts';
 import { TokenService, TokenStore } from './auth/index.ts';
-import { USAGE, parseCommandLine, runBackupCommand, runImportCommand, runTokenCommand, type ParsedArgs } from './cli/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
+import {
+  USAGE,
+  announceBootstrapToken,
+  announceMemoryKey,
+  parseCommandLine,
+  runBackupCommand,
+  runImportCommand,
+  runTokenCommand,
+  type ParsedArgs,
+} from './cli/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, selfCheck } from './duckdb/index.ts';
-import { createApp, lineProtocolWriteRoutes, listen, logsRoutes, metricsRoutes, mqttRoutes, msgpackWriteRoutes, queryRoutes, walRoutes } from './http/index.ts';
+import {
+  backupRoutes,
+  compactionRoutes,
+  continuousQueryRoutes,
+  createApp,
+  databaseRoutes,
+  deleteRoutes,
+  importRoutes,
+  lineProtocolWriteRoutes,
+  listen,
+  logsRoutes,
+  metricsRoutes,
+  mqttRoutes,
+  msgpackWriteRoutes,
+  queryRoutes,
+  retentionRoutes,
+  walRoutes,
+} from './http/index.ts';
 import { messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
+import { ManifestTableSource, QueryService } from './query/index.ts';
 import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
-import { ManifestTableSource, QueryService } from './query/index.ts';
 
 /** A running server: its listeners and the way to stop it. */
 export interface RunningServices {
@@ -42,7 +76,7 @@ export async function startServices(config: Config, env: Record<string, string |
 
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
   const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
-  if (config.auth.enabled) announceBootstrap(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
+  if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
 
@@ -240,33 +274,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
 
 /**
  * The time-series token of the memory service: memory.svc_token for a remote service (or with auth
- * off); in process, a dedicated non-admin token `memory-service`, rotated at every start so its
- * plaintext lives only in this process's memory.
+ * off); in process, a dedicated non-admin token `memory-service` issued afresh at every start.
  */
 function memoryServiceToken(config: Config, tokens: TokenService): string {
   if (config.memory.svc_url || !config.auth.enabled) return config.memory.svc_token;
-  const existing = tokens.list().find((t) => t.name === 'memory-service');
-  if (existing?.enabled) return tokens.rotate(existing.id).token;
-  if (existing) tokens.delete(existing.id);
-  return tokens.create({ name: 'memory-service', description: 'used by the in-process memory service', permissions: [] }).token;
-}
-
-function announceMemoryKey(key: string | null): void {
-  if (key)
-    process.stderr.write(
-      `\n=== svc memory service: initial admin API key (shown once; store it now) ===\n${key}\n` +
-        `=== use it as: x-api-key: <key> ===\n\n`,
-    );
-}
-
-function announceBootstrap(result: { created: boolean; token: string | null }): void {
-  if (!result.created) return;
-  if (result.token)
-    process.stderr.write(
-      `\n=== svc: initial admin token (shown once; store it now) ===\n${result.token}\n` +
-        `=== use it as: Authorization: Bearer <token> ===\n\n`,
-    );
-  else process.stderr.write('svc: initial admin token created from SVC_AUTH_BOOTSTRAP_TOKEN\n');
+  return tokens.issueServiceToken('memory-service', 'used by the in-process memory service');
 }
 
 async function serve(args: ParsedArgs): Promise<number> {

@@ -90,6 +90,17 @@ export class TokenService {
     return principal;
   }
 
+  /**
+   * A fresh secret for an internal non-admin token named `name` (created when missing, rotated when it
+   * exists), so its plaintext lives only in the memory of the process that asked.
+   */
+  issueServiceToken(name: string, description: string): string {
+    const existing = this.store.byName(name);
+    if (existing?.enabled) return this.rotate(existing.id).token;
+    if (existing) this.delete(existing.id);
+    return this.create({ name, description, permissions: [] }).token;
+  }
+
   /** All token records. */
   list(): TokenRecord[] {
     return this.store.list();
