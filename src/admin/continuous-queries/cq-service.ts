@@ -7,9 +7,10 @@
  * window therefore replaces its rows instead of adding duplicates. Rows the query puts outside its
  * window are written but not replaced by a re-run, so bucket by the interval or finer.
  */
+import { ExecutionRunner } from '../execution-runner.ts';
 import type { ConnectionPool } from '../../duckdb/index.ts';
 import type { ColumnBatch } from '../../ingest/index.ts';
-import { conflict, invalid, messageOf, notFound } from '../../lib/errors.ts';
+import { conflict, invalid, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { QueryService } from '../../query/index.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
@@ -56,9 +57,12 @@ export interface CqRunOptions {
 
 /** See the file comment. */
 export class ContinuousQueryService {
-  private readonly running = new Set<number>();
 
-  constructor(private readonly deps: CqDeps) {}
+  private readonly runs: ExecutionRunner;
+
+  constructor(private readonly deps: CqDeps) {
+    this.runs = new ExecutionRunner(deps.executions, 'continuous_query');
+  }
 
   /** Marks runs cut off by a restart as failed and schedules every enabled query. */
   start(): void {
@@ -113,46 +117,19 @@ export class ContinuousQueryService {
   /** Runs a query now over `opts.window` (default: the last complete window); 409 while a run of it is going. */
   async execute(id: number, opts: CqRunOptions = {}, trigger: 'manual' | 'schedule' = 'manual'): Promise<CqExecution> {
     const q = this.find(id);
-    if (this.running.has(id)) throw conflict(`continuous query ${id} is already running`);
-    const window = opts.window ?? windowAt(timingOf(q, this.deps.settings.schedule), Date.now());
-    if (!(window.start < window.end)) throw invalid('start_time must be before end_time');
-    this.running.add(id);
-    try {
-      return await this.run(q, window, opts.dryRun === true, trigger);
-    } finally {
-      this.running.delete(id);
-    }
-  }
-
-  private async run(q: Stored<ContinuousQuery>, w: CqWindow, dryRun: boolean, trigger: 'manual' | 'schedule'): Promise<CqExecution> {
-    const { executions } = this.deps;
-    const started = performance.now();
-    const startedAt = new Date().toISOString();
-    const rec: CqExecution = {
-      id: executions.start('continuous_query', q.id, startedAt),
+    if (this.runs.isRunning(id)) throw conflict(`continuous query ${id} is already running`);
+    const w = opts.window ?? windowAt(timingOf(q, this.deps.settings.schedule), Date.now());
+    if (!(w.start < w.end)) throw invalid('start_time must be before end_time');
+    const dryRun = opts.dryRun === true;
+    const fields = {
       query_id: q.id,
-      trigger,
-      status: 'running',
-      started_at: startedAt,
-      finished_at: null,
-      duration_ms: null,
-      error: null,
       window_start: new Date(w.start).toISOString(),
       window_end: new Date(w.end).toISOString(),
       dry_run: dryRun,
       rows_written: 0,
       rows_replaced: 0,
     };
-    executions.save(rec);
-    try {
-      await this.runWindow(q, w, dryRun, rec);
-    } catch (err) {
-      rec.status = 'failed';
-      rec.error = messageOf(err);
-    }
-    rec.finished_at = new Date().toISOString();
-    rec.duration_ms = Math.round(performance.now() - started);
-    executions.save(rec);
+    const rec = await this.runs.run<CqExecution>(id, `continuous query ${id}`, trigger, fields, (rec) => this.runWindow(q, w, dryRun, rec));
     if (rec.status !== 'success') this.deps.logger.warn('continuous query run did not fully succeed', { query: q.name, status: rec.status, error: rec.error });
     return rec;
   }
@@ -207,7 +184,7 @@ export class ContinuousQueryService {
     scheduler.set(key(q.id), trigger, async (at) => {
       const current = this.deps.store.get(q.id);
       // A run still going is not overlapped; the next fire tries again.
-      if (!current || this.running.has(q.id)) return;
+      if (!current || this.runs.isRunning(q.id)) return;
       // Windows whose latest scheduled run failed are run again first (a failed run is retried on the next fire).
       for (const w of this.owedWindows(q.id)) if ((await this.execute(q.id, { window: w }, 'schedule')).status === 'failed') break;
       await this.execute(q.id, { window: windowAt(timingOf(current, settings.schedule), at.getTime()) }, 'schedule');

@@ -5,7 +5,8 @@
  * straddles it is rewritten keeping rows at or after the cutoff, and buffered rows are flushed first
  * so old ones go too. Every run is recorded with what it removed, its duration and its outcome.
  */
-import { conflict, messageOf, notFound } from '../../lib/errors.ts';
+import { ExecutionRunner } from '../execution-runner.ts';
+import { conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
@@ -47,9 +48,12 @@ const view = (p: Stored<RetentionPolicy>): RetentionPolicyView => ({ ...p, durat
 
 /** See the file comment. */
 export class RetentionService {
-  private readonly running = new Set<number>();
 
-  constructor(private readonly deps: RetentionDeps) {}
+  private readonly runs: ExecutionRunner;
+
+  constructor(private readonly deps: RetentionDeps) {
+    this.runs = new ExecutionRunner(deps.executions, 'retention');
+  }
 
   /** Marks runs cut off by a restart as failed and schedules every enabled policy. */
   start(): void {
@@ -102,42 +106,21 @@ export class RetentionService {
   /** Runs a policy now; 409 while a run of it is going. Resolves to the recorded execution. */
   async execute(id: number, trigger: 'manual' | 'schedule' = 'manual', now = Date.now()): Promise<RetentionExecution> {
     const policy = this.find(id);
-    if (this.running.has(id)) throw conflict(`retention policy ${id} is already running`);
-    this.running.add(id);
-    try {
-      return await this.run(policy, trigger, now);
-    } finally {
-      this.running.delete(id);
-    }
-  }
-
-  private async run(policy: Stored<RetentionPolicy>, trigger: 'manual' | 'schedule', now: number): Promise<RetentionExecution> {
-    const { executions, remover } = this.deps;
-    const started = performance.now();
-    const startedAt = new Date().toISOString();
     const cutoffMs = now - (policy.retention_days + policy.buffer_days) * DAY_MS;
     const cutoffUs = cutoffMs * 1000;
     const measurements = policy.measurement ? [policy.measurement] : this.deps.measurementsOf(policy.database);
-    const rec: RetentionExecution = {
-      id: executions.start('retention', policy.id, startedAt),
+    const fields = {
       policy_id: policy.id,
-      trigger,
-      status: 'running',
-      started_at: startedAt,
-      finished_at: null,
-      duration_ms: null,
-      error: null,
       cutoff: new Date(cutoffMs).toISOString(),
       measurements,
       rows_deleted: 0,
       files_deleted: 0,
       files_rewritten: 0,
-      failed_files: [],
+      failed_files: [] as string[],
     };
-    executions.save(rec);
-    try {
+    const rec = await this.runs.run<RetentionExecution>(id, `retention policy ${id}`, trigger, fields, async (rec) => {
       for (const measurement of measurements) {
-        const r = await remover.remove({
+        const r = await this.deps.remover.remove({
           database: policy.database,
           measurement,
           condition: `time < make_timestamp(${cutoffUs}::BIGINT)`,
@@ -150,15 +133,11 @@ export class RetentionService {
         rec.files_rewritten += r.rewritten_files;
         rec.failed_files.push(...r.failed_files);
       }
-      rec.status = rec.failed_files.length > 0 ? 'partial' : 'success';
-      if (rec.failed_files.length > 0) rec.error = `cannot remove old rows from ${rec.failed_files.length} file(s); they are retried on the next run`;
-    } catch (err) {
-      rec.status = 'failed';
-      rec.error = messageOf(err);
-    }
-    rec.finished_at = new Date().toISOString();
-    rec.duration_ms = Math.round(performance.now() - started);
-    executions.save(rec);
+      if (rec.failed_files.length > 0) {
+        rec.status = 'partial';
+        rec.error = `cannot remove old rows from ${rec.failed_files.length} file(s); they are retried on the next run`;
+      }
+    });
     const log = rec.status === 'success' ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.warn.bind(this.deps.logger);
     log('retention policy executed', { policy: policy.name, status: rec.status, rows_deleted: rec.rows_deleted, files_deleted: rec.files_deleted, error: rec.error });
     return rec;
@@ -176,7 +155,7 @@ export class RetentionService {
     if (!settings.enabled || !p.enabled) return scheduler.remove(key(p.id));
     scheduler.set(key(p.id), { cron: p.schedule ?? settings.schedule }, async () => {
       // A run still going is not overlapped; the next fire tries again.
-      if (this.running.has(p.id) || !this.deps.store.get(p.id)) return;
+      if (this.runs.isRunning(p.id) || !this.deps.store.get(p.id)) return;
       await this.execute(p.id, 'schedule');
     });
   }
