@@ -156,6 +156,43 @@ async function runOnce(f: Format): Promise<Run> {
   }
 }
 
+/** A free loopback port (bound and released). */
+function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+/**
+ * The same line-protocol load against InfluxDB 1.x (Debian's `influxdb`) on loopback: it answers 204
+ * once a batch is in its WAL and cache, so its acked rate is its ingest rate.
+ */
+async function influxRun(f: Format): Promise<number | null> {
+  const influxd = Bun.which('influxd');
+  if (!influxd) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-influx-'));
+  const [http, rpc] = [freePort(), freePort()];
+  const conf = join(dir, 'influxdb.conf');
+  await Bun.write(
+    conf,
+    `reporting-disabled = true\nbind-address = "127.0.0.1:${rpc}"\n[meta]\n  dir = "${dir}/meta"\n[data]\n  dir = "${dir}/data"\n  wal-dir = "${dir}/wal"\n  query-log-enabled = false\n` +
+      `[http]\n  bind-address = "127.0.0.1:${http}"\n  log-enabled = false\n  max-body-size = 0\n[monitor]\n  store-enabled = false\n`,
+  );
+  const child = Bun.spawn([influxd, '-config', conf], { stdout: 'ignore', stderr: 'ignore' });
+  const url = `http://127.0.0.1:${http}`;
+  try {
+    for (let i = 0; i < 200 && (await fetch(`${url}/ping`).catch(() => null))?.status !== 204; i++) await Bun.sleep(50);
+    await fetch(`${url}/query?q=${encodeURIComponent('CREATE DATABASE bench')}`, { method: 'POST' });
+    const r = await load(`${url}/write?db=bench`, {}, f.bodies, f.records);
+    return r.errors > 0 ? null : r.rate;
+  } finally {
+    child.kill();
+    await child.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (r: number) => `${(r / 1e6).toFixed(2)}M`;
 const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
@@ -191,7 +228,12 @@ async function main(): Promise<void> {
     const [c, a, d] = [median(runs.map((x) => x.ceiling)), median(runs.map((x) => x.acked)), median(runs.map((x) => x.onDisk))];
     console.log(`${f.name.padEnd(20)} ${fmt(c).padStart(7)}  ${fmt(a).padStart(7)}  ${fmt(d).padStart(7)}   ${pct(a, c).padStart(13)}   ${pct(d, c).padStart(15)}   (${f.target})`);
   }
-  console.log(`InfluxDB 1.x: ${Bun.which('influxd') ? 'installed, but not driven by this script yet' : 'skipped (influxd not installed)'}`);
+  const lp = formats.find((f) => f.name === 'lp');
+  if (!lp || !Bun.which('influxd')) return console.log('InfluxDB 1.x: skipped (influxd not installed, or lp not benchmarked)');
+  const influx = await influxRun(lp);
+  if (influx === null) return console.log('InfluxDB 1.x: could not be driven (errors during the load)');
+  const ours = median(results.get('lp')!.map((x) => x.onDisk));
+  console.log(`InfluxDB 1.x line protocol: ${fmt(influx)} lines/s acked; svc on-disk ${fmt(ours)} = ${(ours / influx).toFixed(2)}x InfluxDB (target >= 3x)`);
 }
 
 await main();
