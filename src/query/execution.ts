@@ -49,11 +49,12 @@ export async function executeSelect<E extends ChunkEncoder>(
   makeEncoder: (columns: ResultColumn[]) => E,
 ): Promise<{ encoder: E; columns: ResultColumn[]; profile: QueryProfile }> {
   const t0 = performance.now();
-  const tree = await parseSql(conn, opts.sql);
+  const T:number[]=[performance.now()];
+  const tree = await parseSql(conn, opts.sql);T.push(performance.now());
   guardTree(tree);
   const refs = findMeasurementRefs(tree, opts.database);
   const id = nextQueryId++;
-  const bounds = await evaluateBounds(conn, refs);
+  T.push(performance.now());const bounds = await evaluateBounds(conn, refs);T.push(performance.now());
   // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
   const plan = planQuery(source, refs, bounds, opts.prune !== false);
   const keys = [...new Set(plan.refs.flatMap((r) => r.files.map((f) => f.key)))];
@@ -63,7 +64,7 @@ export async function executeSelect<E extends ChunkEncoder>(
   // Buffered rows live in temp tables for the query's duration; a transaction drops them on the way out.
   const inTransaction = plan.buffers.size > 0;
   try {
-    const paths = await source.localPaths(keys);
+    const paths = await source.localPaths(keys);T.push(performance.now());
     const pathOf = new Map(keys.map((k, i) => [k, paths[i]!] as const));
     if (inTransaction) await conn.run('BEGIN TRANSACTION');
     const tables = new Map<string, string>();
@@ -82,18 +83,18 @@ export async function executeSelect<E extends ChunkEncoder>(
         // A measurement with no data answers zero rows, also when the query names its columns.
         emptyColumns: r.files.length === 0 && !r.bufferKey ? columnsForEmpty(tree, r.ref, plan.refs.length) : undefined,
       });
-    const finalSql = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
-    const t2 = performance.now();
+    T.push(performance.now());const finalSql = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
+    const t2 = performance.now();T.push(t2);
     // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
     // (one async hop per 2048-row chunk costs more than the encoding itself).
     const result = await conn.run(finalSql).catch((err) => {
       throw engineError(err, names, source.root);
     });
-    const columns = resultColumns(result.columnNames(), result.columnTypes());
+    T.push(performance.now());const columns = resultColumns(result.columnNames(), result.columnTypes());
     const encoder = makeEncoder(columns);
     const count = result.chunkCount;
     for (let i = 0; i < count; i++) encoder.add(result.getChunk(i));
-    const t3 = performance.now();
+    const t3 = performance.now();T.push(t3);if(process.env.SVC_T)console.error('T '+T.slice(1).map((x,i)=>(x-T[i]!).toFixed(3)).join(' '));
     const profile: QueryProfile = {
       parse_ms: round(t1 - t0),
       plan_ms: round(t2 - t1),
