@@ -5,16 +5,18 @@
  */
 import type { DuckDBConnection, DuckDBDataChunk } from '../duckdb/index.ts';
 import { loadBatchesIntoTable } from '../parquet/index.ts';
+import { sameFlatSchema } from './file-schemas.ts';
 import { resultColumns, type ResultColumn } from './encode/result.ts';
 import { engineError } from './engine-errors.ts';
-import { boundsOf, planQuery, type TimeBounds } from './plan.ts';
+import { boundsOf, planQuery, type PlannedRef, type TimeBounds } from './plan.ts';
 import { guardTree } from './sql/guard.ts';
 import { parseSql } from './sql/parse.ts';
 import { findMeasurementRefs, type MeasurementRef } from './sql/references.ts';
 import { boundsTree, replaceWithSource } from './sql/rewrite.ts';
 import { columnsForEmpty } from './sql/column-refs.ts';
-import { treeJson } from './sql/tree.ts';
-import type { SourceFile, TableSource } from './table-source.ts';
+import { cachedTemplate, fileMarker, fillTemplate, storeTemplate, templateKey } from './sql/template.ts';
+import { treeJson, type SerializedSql } from './sql/tree.ts';
+import type { TableSource } from './table-source.ts';
 
 /** Anything that consumes result chunks. */
 export interface ChunkEncoder {
@@ -39,8 +41,6 @@ export interface ExecuteOptions {
   prune?: boolean;
 }
 
-let nextQueryId = 0;
-
 /** Runs one user SELECT on `conn` and feeds the result to the encoder `makeEncoder` builds. */
 export async function executeSelect<E extends ChunkEncoder>(
   conn: DuckDBConnection,
@@ -49,12 +49,10 @@ export async function executeSelect<E extends ChunkEncoder>(
   makeEncoder: (columns: ResultColumn[]) => E,
 ): Promise<{ encoder: E; columns: ResultColumn[]; profile: QueryProfile }> {
   const t0 = performance.now();
-  const T:number[]=[performance.now()];
-  const tree = await parseSql(conn, opts.sql);T.push(performance.now());
+  const tree = await parseSql(conn, opts.sql);
   guardTree(tree);
   const refs = findMeasurementRefs(tree, opts.database);
-  const id = nextQueryId++;
-  T.push(performance.now());const bounds = await evaluateBounds(conn, refs);T.push(performance.now());
+  const bounds = await evaluateBounds(conn, refs, templateKey(opts.sql, opts.database, []));
   // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
   const plan = planQuery(source, refs, bounds, opts.prune !== false);
   const keys = [...new Set(plan.refs.flatMap((r) => r.files.map((f) => f.key)))];
@@ -64,37 +62,36 @@ export async function executeSelect<E extends ChunkEncoder>(
   // Buffered rows live in temp tables for the query's duration; a transaction drops them on the way out.
   const inTransaction = plan.buffers.size > 0;
   try {
-    const paths = await source.localPaths(keys);T.push(performance.now());
+    const paths = await source.localPaths(keys);
     const pathOf = new Map(keys.map((k, i) => [k, paths[i]!] as const));
     if (inTransaction) await conn.run('BEGIN TRANSACTION');
     const tables = new Map<string, string>();
     let b = 0;
     for (const [key, buf] of plan.buffers) {
-      const table = `__svc_q${id}_b${b++}`;
+      // Stable per connection (temp tables are connection-local, dropped by the ROLLBACK, created
+      // OR REPLACE), so the rewritten SQL does not change from one run to the next.
+      const table = `__svc_b${b++}_`;
       names.set(table, `${buf.database}.${buf.measurement}`);
       await loadBatchesIntoTable(conn, table, buf.batches);
       tables.set(key, table);
     }
-    for (const r of plan.refs)
-      replaceWithSource(r.ref, {
-        files: r.files.map((f) => pathOf.get(f.key)!),
-        unionByName: needsUnion(r.files),
-        bufferTable: r.bufferKey ? tables.get(r.bufferKey)! : null,
-        // A measurement with no data answers zero rows, also when the query names its columns.
-        emptyColumns: r.files.length === 0 && !r.bufferKey ? columnsForEmpty(tree, r.ref, plan.refs.length) : undefined,
-      });
-    T.push(performance.now());const finalSql = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
-    const t2 = performance.now();T.push(t2);
+    const files = plan.refs.map((r) => r.files.map((f) => pathOf.get(f.key)!));
+    // Files of one measurement may differ in columns and types (it gains columns, a type widens):
+    // those are read by column name; files sharing one schema skip that (see file-schemas.ts).
+    const byName: boolean[] = [];
+    for (const f of files) byName.push(f.length > 1 && !(await sameFlatSchema(conn, f)));
+    const finalSql = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName), files);
+    const t2 = performance.now();
     // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
     // (one async hop per 2048-row chunk costs more than the encoding itself).
     const result = await conn.run(finalSql).catch((err) => {
       throw engineError(err, names, source.root);
     });
-    T.push(performance.now());const columns = resultColumns(result.columnNames(), result.columnTypes());
+    const columns = resultColumns(result.columnNames(), result.columnTypes());
     const encoder = makeEncoder(columns);
     const count = result.chunkCount;
     for (let i = 0; i < count; i++) encoder.add(result.getChunk(i));
-    const t3 = performance.now();T.push(t3);if(process.env.SVC_T)console.error('T '+T.slice(1).map((x,i)=>(x-T[i]!).toFixed(3)).join(' '));
+    const t3 = performance.now();
     const profile: QueryProfile = {
       parse_ms: round(t1 - t0),
       plan_ms: round(t2 - t1),
@@ -110,26 +107,64 @@ export async function executeSelect<E extends ChunkEncoder>(
 }
 
 /**
- * Several files are read by column name: a measurement gains columns over time and the same name
- * may widen its type; the manifest knows names but not types, and cached footers keep this cheap.
+ * The rewritten SQL with a marker per file list (see sql/template.ts): from the cache when the same
+ * SQL ran before with references of the same shape, else rewritten in the tree and deserialized.
  */
-function needsUnion(files: readonly SourceFile[]): boolean {
-  return files.length > 1;
+async function rewrittenTemplate(
+  conn: DuckDBConnection,
+  tree: SerializedSql,
+  opts: ExecuteOptions,
+  refs: readonly PlannedRef[],
+  tables: ReadonlyMap<string, string>,
+  unionByName: readonly boolean[],
+): Promise<string> {
+  const shapes = refs.map((r, i) => `${r.files.length === 0 ? '-' : unionByName[i] ? 'u' : 'f'}${r.bufferKey ? tables.get(r.bufferKey)! : ''}`);
+  const key = templateKey(opts.sql, opts.database, shapes);
+  const cached = cachedTemplate(key);
+  if (cached !== undefined) return cached;
+  refs.forEach((r, i) =>
+    replaceWithSource(r.ref, {
+      files: r.files.length > 0 ? [fileMarker(i)] : [],
+      unionByName: unionByName[i]!,
+      bufferTable: r.bufferKey ? tables.get(r.bufferKey)! : null,
+      // A measurement with no data answers zero rows, also when the query names its columns.
+      emptyColumns: r.files.length === 0 && !r.bufferKey ? columnsForEmpty(tree, r.ref, refs.length) : undefined,
+    }),
+  );
+  const template = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
+  storeTemplate(key, template, refs.flatMap((r, i) => (r.files.length > 0 ? [i] : [])));
+  return template;
 }
 
-/** Evaluates every condition value in DuckDB itself, in one statement; no conditions, no statement. */
-export async function evaluateBounds(conn: DuckDBConnection, refs: readonly MeasurementRef[]): Promise<TimeBounds[]> {
-  const bt = boundsTree(refs.flatMap((r) => r.conditions.map((c) => c.value)));
+/** Evaluated condition values of recent queries whose conditions do not read the clock, by `cacheKey`. */
+const recentValues = new Map<string, (number | null)[]>();
+
+/**
+ * Evaluates every condition value in DuckDB itself, in one statement; no conditions, no statement.
+ * Values that do not read the clock are constants of the SQL text (the configuration is locked),
+ * so with a `cacheKey` they are remembered and a repeated query skips the round trip.
+ */
+export async function evaluateBounds(conn: DuckDBConnection, refs: readonly MeasurementRef[], cacheKey: string | null = null): Promise<TimeBounds[]> {
+  const conditions = refs.flatMap((r) => r.conditions);
+  const bt = boundsTree(conditions.map((c) => c.value));
   if (!bt) return refs.map(() => ({}));
-  let row: unknown[] = [];
-  try {
-    row = (await conn.runAndReadAll('SELECT * FROM json_execute_serialized_sql($1::VARCHAR)', [treeJson(bt)])).getRows()[0] ?? [];
-  } catch {
-    // A value DuckDB cannot evaluate alone: no pruning; the query itself reports any real error.
-    return refs.map(() => ({}));
+  const key = cacheKey !== null && !conditions.some((c) => c.usesNow) ? cacheKey : null;
+  let values = key === null ? undefined : recentValues.get(key);
+  if (values === undefined) {
+    try {
+      const row = (await conn.runAndReadAll('SELECT * FROM json_execute_serialized_sql($1::VARCHAR)', [treeJson(bt)])).getRows()[0] ?? [];
+      values = conditions.map((_, i) => micros(row[i]));
+    } catch {
+      // A value DuckDB cannot evaluate alone: no pruning; the query itself reports any real error.
+      return refs.map(() => ({}));
+    }
+    if (key !== null) {
+      recentValues.set(key, values);
+      if (recentValues.size > 256) recentValues.delete(recentValues.keys().next().value!);
+    }
   }
   let k = 0;
-  return refs.map((r) => boundsOf(r.conditions, r.conditions.map(() => micros(row[k++]))));
+  return refs.map((r) => boundsOf(r.conditions, r.conditions.map(() => values[k++] ?? null)));
 }
 
 function micros(v: unknown): number | null {
