@@ -4,6 +4,7 @@
  * measurement rule, the guard over HTTP, estimate and listing routes, timeouts and slow queries.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { queryArrowWithDuckDB } from './helpers/duckdb-wasm.ts';
 import { tableFromIPC } from 'apache-arrow';
 import { pack, unpack } from 'msgpackr';
 import { statSync, writeFileSync } from 'node:fs';
@@ -119,15 +120,21 @@ describe('formats', () => {
     expect(row.nul).toBeNull();
   });
 
-  // DuckDB reads Arrow IPC through its Python client (pyarrow); the Node client has no IPC reader.
-  const pythonDuckdb = Bun.spawnSync(['python3', '-c', 'import duckdb, pyarrow'], { stderr: 'ignore' }).exitCode === 0;
-  test.skipIf(!pythonDuckdb)('Arrow IPC: readable by DuckDB (python duckdb + pyarrow)', async () => {
-    const file = join(s.dir, 'result.arrows');
-    writeFileSync(file, await arrow('SELECT time, host, usage FROM qa.cpu ORDER BY time'));
-    const py = `import duckdb, pyarrow as pa\nt = pa.ipc.open_stream(open(${JSON.stringify(file)}, 'rb').read()).read_all()\nprint(duckdb.sql('SELECT count(*), sum(usage), min(time)::VARCHAR FROM t').fetchone())`;
-    const out = Bun.spawnSync(['python3', '-c', py]);
-    expect(out.exitCode).toBe(0);
-    expect(out.stdout.toString().trim()).toBe("(4, 12.0, '2024-01-01 00:00:00')");
+  test('Arrow IPC: readable by DuckDB itself (DuckDB-WASM, Arrow C++ IPC reader)', async () => {
+    const small = await queryArrowWithDuckDB(await arrow('SELECT time, host, usage FROM qa.cpu ORDER BY time'), 'SELECT count(*) AS n, sum(usage) AS s, min(time)::VARCHAR AS t0 FROM t');
+    expect(small).toEqual([{ n: 4n, s: 12, t0: '2024-01-01 00:00:00' }]);
+    // Several record batches, nulls, strings longer than DuckDB's 12-byte inline form, booleans, decimals.
+    const sql = `SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE 'a-much-longer-string-' || i END AS s, i % 2 = 0 AS even,
+                 CASE WHEN i % 5 = 0 THEN NULL ELSE i * 0.5 END AS half, (i * 3)::DECIMAL(10, 0) AS d FROM range(5000) r(i)`;
+    const rows = await queryArrowWithDuckDB(
+      await arrow(sql),
+      'SELECT count(*) AS n, count(s) AS ns, sum(length(s))::BIGINT AS len, sum(CASE WHEN even THEN 1 ELSE 0 END)::BIGINT AS evens, count(half) AS nh, sum(half)::DOUBLE AS sh, sum(d)::DOUBLE AS sd FROM t',
+    );
+    const expected = { n: 5000n, ns: 5000n - 715n, evens: 2500n, nh: 4000n };
+    expect(rows[0]).toMatchObject(expected);
+    expect(Number(rows[0]!.sd)).toBe(3 * (4999 * 5000) / 2);
+    expect(Number(rows[0]!.sh)).toBe([...Array(5000).keys()].filter((i) => i % 5 !== 0).reduce((a, i) => a + i * 0.5, 0));
+    expect(Number(rows[0]!.len)).toBe([...Array(5000).keys()].filter((i) => i % 7 !== 0).reduce((a, i) => a + `a-much-longer-string-${i}`.length, 0));
   });
 
   test('Arrow IPC of measurement rows, with nulls', async () => {

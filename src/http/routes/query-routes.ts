@@ -70,7 +70,7 @@ export function queryRoutes(queries: QueryService) {
   app.post('/query/arrow', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW }, (cols) => new ArrowEncoder(cols));
-    return new Response(blob([out.encoder.finish()]), { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
+    return new Response(blob(out.encoder.finish()), { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
   });
 
   app.post('/query/msgpack', read, async (c) => {

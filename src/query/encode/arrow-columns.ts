@@ -1,9 +1,10 @@
 /**
  * Arrow column buffers filled from DuckDB chunks by copying memory: fixed-width values and the
  * validity bitmap (DuckDB's and Arrow's share a bit order) are copied as bytes; strings are copied
- * as UTF-8 bytes with no JS string in between. Each `take` yields one Arrow Data for a record batch.
+ * as UTF-8 bytes with no JS string in between. Each `take` yields one column's IPC body for a record batch.
  */
-import { Binary, Bool, DateDay, Float32, Float64, Int16, Int32, Int64, Int8, Null, TimestampMicrosecond, TimestampMillisecond, TimestampNanosecond, TimestampSecond, Uint16, Uint32, Uint64, Uint8, Utf8, makeData, type Data, type DataType } from 'apache-arrow';
+import { Binary, Bool, DateDay, Float32, Float64, Int16, Int32, Int64, Int8, Null, TimestampMicrosecond, TimestampMillisecond, TimestampNanosecond, TimestampSecond, Uint16, Uint32, Uint64, Uint8, Utf8, type DataType } from 'apache-arrow';
+import type { ColumnBody } from './arrow-ipc.ts';
 import { rawVector, stringBytes, stringLength, type DuckDBDataChunk, type RawVector } from '../../duckdb/index.ts';
 import { vectorWidth, type ColumnKind } from './column-kind.ts';
 import { decimalAt, unscaledAt } from './values.ts';
@@ -67,17 +68,21 @@ export class ArrowColumn {
     this.rows += n;
   }
 
-  /** Builds the Arrow Data of everything added since the last take. */
-  take(): Data {
+  /** The IPC body of everything added since the last take: fixed-width values stay in DuckDB's memory. */
+  take(): ColumnBody {
     const pieces = this.pieces;
     const length = this.rows;
     this.pieces = [];
     this.rows = 0;
-    if (this.kind.k === 'null') return makeData({ type: new Null(), length });
+    if (this.kind.k === 'null') return { node: { length, nullCount: length }, buffers: [] };
     const { bitmap, nullCount } = this.validity(pieces, length);
-    const type = this.type;
+    const node = { length, nullCount };
+    const validity = bitmap ? [bitmap] : [];
     const k = this.kind;
-    if (k.k === 'varchar' || k.k === 'blob' || k.k === 'text') return this.strings(pieces, length, bitmap, nullCount);
+    if (k.k === 'varchar' || k.k === 'blob' || k.k === 'text') {
+      const { offsets, data } = this.strings(pieces, length);
+      return { node, buffers: [validity, [bytesOf(offsets)], [data]] };
+    }
     if (k.k === 'bool') {
       const bits = new Uint8Array((length + 7) >> 3);
       let at = 0;
@@ -85,22 +90,12 @@ export class ArrowColumn {
         const d = p.raw!.data;
         for (let i = 0; i < p.rows; i++, at++) if (d[i]) bits[at >> 3]! |= 1 << (at & 7);
       }
-      return makeData({ type: type as Bool, length, nullCount, nullBitmap: bitmap, data: bits });
+      return { node, buffers: [validity, [bits]] };
     }
-    if (k.k === 'decimal') return this.decimals(pieces, length, bitmap, nullCount, k);
+    if (k.k === 'decimal') return { node, buffers: [validity, [bytesOf(this.decimals(pieces, length, k))]] };
+    // Same layout in DuckDB and Arrow: the chunks' value bytes, back to back, are the data buffer.
     const width = vectorWidth(k);
-    const bytes = new Uint8Array(length * width);
-    let o = 0;
-    for (const p of pieces) {
-      bytes.set(p.raw!.data.subarray(0, p.rows * width), o);
-      o += p.rows * width;
-    }
-    const data =
-      width === 8 ? (k.k === 'uint64' ? new BigUint64Array(bytes.buffer) : k.k === 'number' ? new Float64Array(bytes.buffer) : new BigInt64Array(bytes.buffer))
-      : width === 4 ? (k.k === 'number' && k.wire === 'float32' ? new Float32Array(bytes.buffer) : k.k === 'number' && k.wire === 'uint32' ? new Uint32Array(bytes.buffer) : new Int32Array(bytes.buffer))
-      : width === 2 ? (k.k === 'number' && k.wire === 'uint16' ? new Uint16Array(bytes.buffer) : new Int16Array(bytes.buffer))
-      : k.k === 'number' && k.wire === 'int8' ? new Int8Array(bytes.buffer) : bytes;
-    return makeData({ type: type as Int32, length, nullCount, nullBitmap: bitmap, data: data as Int32Array });
+    return { node, buffers: [validity, pieces.map((p) => p.raw!.data.subarray(0, p.rows * width))] };
   }
 
   private validity(pieces: typeof this.pieces, length: number): { bitmap: Uint8Array | undefined; nullCount: number } {
@@ -130,14 +125,22 @@ export class ArrowColumn {
     return { bitmap, nullCount: length - valid };
   }
 
-  private strings(pieces: typeof this.pieces, length: number, bitmap: Uint8Array | undefined, nullCount: number): Data {
+  private strings(pieces: typeof this.pieces, length: number): { offsets: Int32Array; data: Uint8Array } {
     const offsets = new Int32Array(length + 1);
     let total = 0;
     let r = 0;
     for (const p of pieces) {
+      if (p.texts) {
+        for (let i = 0; i < p.rows; i++) offsets[++r] = total += p.texts[i]?.length ?? 0;
+        continue;
+      }
+      // A null's header has length 0 (DuckDB zeroes invalid string entries in result chunks), but
+      // check validity anyway: the header of a null row is not guaranteed.
+      const raw = p.raw!;
+      const lens = raw.data.byteOffset % 4 === 0 ? new Uint32Array(raw.data.buffer, raw.data.byteOffset, p.rows * 4) : null;
+      const v = raw.validity;
       for (let i = 0; i < p.rows; i++) {
-        const valid = p.texts ? p.texts[i] !== null : p.raw!.validity === null || (p.raw!.validity[i >> 3]! & (1 << (i & 7))) !== 0;
-        if (valid) total += p.texts ? p.texts[i]!.length : stringLength(p.raw!.data, i);
+        if (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0) total += lens ? lens[i * 4]! : stringLength(raw.data, i);
         offsets[++r] = total;
       }
     }
@@ -154,15 +157,15 @@ export class ArrowColumn {
         else data.set(stringBytes(raw!, i), start);
       }
     }
-    return makeData({ type: this.type as Utf8, length, nullCount, nullBitmap: bitmap, valueOffsets: offsets, data });
+    return { offsets, data };
   }
 
-  private decimals(pieces: typeof this.pieces, length: number, bitmap: Uint8Array | undefined, nullCount: number, k: ColumnKind & { k: 'decimal' }): Data {
+  private decimals(pieces: typeof this.pieces, length: number, k: ColumnKind & { k: 'decimal' }): Float64Array | BigInt64Array | BigUint64Array {
     if (k.scale > 0) {
       const out = new Float64Array(length);
       let r = 0;
       for (const p of pieces) for (let i = 0; i < p.rows; i++) out[r++] = decimalAt(p.raw!, k, i);
-      return makeData({ type: new Float64(), length, nullCount, nullBitmap: bitmap, data: out });
+      return out;
     }
     const out = k.signed ? new BigInt64Array(length) : new BigUint64Array(length);
     let r = 0;
@@ -173,9 +176,11 @@ export class ArrowColumn {
         if (k.signed ? v < INT64_MIN || v > INT64_MAX : v > 2n * INT64_MAX + 1n) throw new Error(`cannot encode ${v} as int64 in Arrow: cast the column to DOUBLE or VARCHAR`);
         out[r++] = v;
       }
-    return makeData({ type: this.type as Int64, length, nullCount, nullBitmap: bitmap, data: out as BigInt64Array });
+    return out;
   }
 }
+
+const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 const POPCOUNT = new Uint8Array(256).map((_, i) => {
   let c = 0;

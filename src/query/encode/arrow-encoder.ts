@@ -1,28 +1,33 @@
 /**
  * Arrow IPC stream results (`application/vnd.apache.arrow.stream`): record batches of up to
- * BATCH_ROWS rows built from DuckDB's memory (see arrow-columns.ts). An empty result is still a
- * valid stream: the schema and one empty batch, readable by apache-arrow and by DuckDB.
+ * BATCH_ROWS rows whose fixed-width buffers are the chunks' vector bytes as read (see arrow-columns.ts),
+ * framed by hand (arrow-ipc.ts). An empty result is still a valid stream: the schema and one empty
+ * batch, readable by apache-arrow and by DuckDB.
  */
-import { Field, RecordBatch, Schema, Struct, Table, makeData, tableToIPC } from 'apache-arrow';
+import { Field, Schema } from 'apache-arrow';
 import type { DuckDBDataChunk } from '../../duckdb/index.ts';
 import { ArrowColumn } from './arrow-columns.ts';
+import { endOfStream, recordBatchMessage, schemaMessage } from './arrow-ipc.ts';
 import type { ResultColumn } from './result.ts';
 
 const BATCH_ROWS = 122_880;
 
-/** Collects chunks into record batches; `finish` serializes the stream. */
+/** Collects chunks into record batches; `finish` returns the stream. */
 export class ArrowEncoder {
   private readonly schema: Schema;
   private readonly builders: ArrowColumn[];
-  private readonly batches: RecordBatch[] = [];
+  /** The stream so far. Body parts are JS-owned: node-bindings' vector_get_data copies out of DuckDB. */
+  private readonly parts: Uint8Array[] = [];
+  private batches = 0;
   private pending = 0;
   private rows = 0;
-  /** Chunks whose memory the pending batch still points into. */
+  /** Chunks of the pending batch: long strings are read through pointers into their memory at `cut`. */
   private held: DuckDBDataChunk[] = [];
 
   constructor(columns: readonly ResultColumn[]) {
     this.builders = columns.map((c) => new ArrowColumn(c.kind));
     this.schema = new Schema(columns.map((c, i) => new Field(c.name, this.builders[i]!.type, true)));
+    this.parts.push(schemaMessage(this.schema));
   }
 
   /** Number of rows added so far. */
@@ -41,16 +46,17 @@ export class ArrowEncoder {
     if (this.pending >= BATCH_ROWS) this.cut();
   }
 
-  /** The whole IPC stream. */
-  finish(): Uint8Array {
-    if (this.pending > 0 || this.batches.length === 0) this.cut();
-    return tableToIPC(new Table(this.schema, this.batches), 'stream');
+  /** The whole IPC stream as parts (the response Blob joins them: one copy, no concatenation here). */
+  finish(): Uint8Array[] {
+    if (this.pending > 0 || this.batches === 0) this.cut();
+    this.parts.push(endOfStream());
+    return this.parts;
   }
 
   private cut(): void {
     const length = this.pending;
-    const children = this.builders.map((b) => b.take());
-    this.batches.push(new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length, children, nullCount: 0 })));
+    for (const p of recordBatchMessage(length, this.builders.map((b) => b.take()))) this.parts.push(p);
+    this.batches++;
     this.pending = 0;
     this.held = [];
   }
