@@ -8,7 +8,10 @@
  * per-file costs dominate). Also printed: a minimal hand-written JS CSV parse (no quoting, no type
  * inference, no output) as the floor of the alternative to DuckDB's parser.
  * Env: BENCH_ROWS (default 1,000,000), BENCH_REPEATS (default 3; best run is printed, the machine is shared),
- * BENCH_SHAPES (day,sparse), BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`).
+ * BENCH_SHAPES (day,sparse), BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`),
+ * BENCH_COMPARE (a second executable, e.g. a script running an older tree's src/main.ts: measured right
+ * after svc on the same files, so a change is compared under the same load on a shared machine).
+ * Each line shows the best run and the median; svc lines add the server's own stage/commit split (best run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,18 +32,19 @@ function csvText(rows: number, stepMs: number): string {
   return parts.join('');
 }
 
-async function best(fn: () => Promise<void>): Promise<number> {
-  let min = Infinity;
+/** Seconds of each of REPEATS runs of `fn`, sorted (first = best). */
+async function best(fn: () => Promise<void>): Promise<number[]> {
+  const runs: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
     const t = performance.now();
     await fn();
-    min = Math.min(min, (performance.now() - t) / 1000);
+    runs.push((performance.now() - t) / 1000);
   }
-  return min;
+  return runs.sort((a, b) => a - b);
 }
 
 /** Seconds DuckDB takes to COPY `source` into one Parquet file (fresh instance per run, like a new process). */
-async function duckdbCopy(source: string, out: string): Promise<number> {
+async function duckdbCopy(source: string, out: string): Promise<number[]> {
   return best(async () => {
     const db = await DuckDBInstance.create(':memory:');
     const conn = await db.connect();
@@ -53,20 +57,31 @@ async function duckdbCopy(source: string, out: string): Promise<number> {
   });
 }
 
-/** Seconds svc takes to import `file` (whole HTTP request); checks the row count. */
-async function svcImport(server: TestServer, path: string, file: string, contentType: string): Promise<number> {
-  let n = 0;
-  return best(async () => {
-    const res = await server.fetch(`${path}&measurement=m${n++}`, { method: 'POST', headers: { 'content-type': contentType }, body: Bun.file(file) });
+/** Seconds svc takes to import `file` (whole HTTP request; checks the row count) and the server's split of the best run. */
+async function svcImport(server: TestServer, path: string, file: string, contentType: string): Promise<{ runs: number[]; split: string }> {
+  const splits: { s: number; split: string }[] = [];
+  const runs = await best(async () => {
+    const t = performance.now();
+    const res = await server.fetch(`${path}&measurement=m${measurementSerial++}`, { method: 'POST', headers: { 'content-type': contentType }, body: Bun.file(file) });
     const body = (await res.json()) as { result?: { rows_imported: number }; error?: string };
     if (res.status !== 200 || body.result?.rows_imported !== ROWS) throw new Error(`import failed: ${res.status} ${JSON.stringify(body)}`);
+    splits.push({ s: (performance.now() - t) / 1000, split: lastSplit(server.output()) });
   });
+  return { runs, split: splits.sort((a, b) => a.s - b.s)[0]!.split };
+}
+
+let measurementSerial = 0;
+
+/** The `*_ms` fields of the server's last "import committed" log line (text or JSON logs). */
+function lastSplit(log: string): string {
+  const line = log.split('\n').findLast((l) => l.includes('import committed')) ?? '';
+  return [...line.matchAll(/"?(\w+)_ms"?[=:](\d+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ');
 }
 
 /** Seconds of the cheapest JS CSV parse imaginable: split lines and fields, Date.parse and Number. */
 async function jsParseFloor(file: string): Promise<number> {
   const bytes = await Bun.file(file).bytes();
-  return best(async () => {
+  const runs = await best(async () => {
     const text = new TextDecoder().decode(bytes);
     const time = new Float64Array(ROWS);
     const num = new Float64Array(ROWS);
@@ -81,12 +96,19 @@ async function jsParseFloor(file: string): Promise<number> {
       pos = end + 1;
     }
   });
+  return runs[0]!;
 }
 
 const rate = (s: number) => `${Math.round(ROWS / s).toLocaleString('en-US').padStart(11)} rows/s  (${s.toFixed(2)} s)`;
+const median = (runs: number[]) => runs[Math.floor(runs.length / 2)]!;
+/** Best and median rate, and (against DuckDB's best and median) the share of DuckDB's rate. */
+const line = (runs: number[], duck?: number[]) =>
+  `${rate(runs[0]!)}, median ${Math.round(ROWS / median(runs)).toLocaleString('en-US')}` +
+  (duck ? `  = ${Math.round((100 * duck[0]!) / runs[0]!)}% of DuckDB (median ${Math.round((100 * median(duck)) / median(runs))}%)` : '');
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-import-'));
 const server = await startServer({ executable: process.env.BENCH_EXECUTABLE });
+const compare = process.env.BENCH_COMPARE ? await startServer({ executable: process.env.BENCH_COMPARE }) : null;
 try {
   for (const shape of SHAPES) {
     const stepMs = shape === 'sparse' ? 1000 : 86_400_000 / ROWS;
@@ -98,15 +120,20 @@ try {
     console.log(`\n${shape}: ${ROWS.toLocaleString('en-US')} rows, ${shape === 'sparse' ? Math.ceil((ROWS * stepMs) / 3.6e6) : 24} hours, CSV ${mb} MB, best of ${REPEATS}`);
     const duckCsv = await duckdbCopy(`read_csv('${csv}')`, join(dir, 'out.parquet'));
     const svcCsv = await svcImport(server, '/api/v1/import/csv?db=bench', csv, 'text/csv');
+    const cmpCsv = compare && (await svcImport(compare, '/api/v1/import/csv?db=bench', csv, 'text/csv'));
     const duckPq = await duckdbCopy(`read_parquet('${pq}')`, join(dir, 'out.parquet'));
     const svcPq = await svcImport(server, '/api/v1/import/parquet?db=benchpq', pq, 'application/octet-stream');
-    console.log(`  CSV      DuckDB read_csv -> Parquet   ${rate(duckCsv)}`);
-    console.log(`           svc POST /import/csv         ${rate(svcCsv)}  = ${Math.round((100 * duckCsv) / svcCsv)}% of DuckDB`);
-    console.log(`  Parquet  DuckDB read_parquet -> Parquet ${rate(duckPq)}`);
-    console.log(`           svc POST /import/parquet     ${rate(svcPq)}  = ${Math.round((100 * duckPq) / svcPq)}% of DuckDB`);
+    const cmpPq = compare && (await svcImport(compare, '/api/v1/import/parquet?db=benchpq', pq, 'application/octet-stream'));
+    console.log(`  CSV      DuckDB read_csv -> Parquet   ${line(duckCsv)}`);
+    console.log(`           svc POST /import/csv         ${line(svcCsv.runs, duckCsv)}  [${svcCsv.split}]`);
+    if (cmpCsv) console.log(`           compared svc                 ${line(cmpCsv.runs, duckCsv)}  [${cmpCsv.split}]`);
+    console.log(`  Parquet  DuckDB read_parquet -> Parquet ${line(duckPq)}`);
+    console.log(`           svc POST /import/parquet     ${line(svcPq.runs, duckPq)}  [${svcPq.split}]`);
+    if (cmpPq) console.log(`           compared svc                 ${line(cmpPq.runs, duckPq)}  [${cmpPq.split}]`);
     if (shape === SHAPES[0]) console.log(`  (floor of a JS CSV parser: split + Date.parse + Number, nothing typed or stored: ${rate(await jsParseFloor(csv)).trim()})`);
   }
 } finally {
   await server.cleanup();
+  await compare?.cleanup();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -153,8 +153,8 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
   const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
-  // Bulk imports stage on the writer DuckDB instance (file access on), never on the sandboxed query one.
-  const imports = new ImportService({ instance: writeDuck, store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
+  // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
+  const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
   const app = createApp({
     config,

@@ -36,8 +36,6 @@ export interface CommitSummary {
   maxTime: number;
 }
 
-const PUT_CONCURRENCY = 16;
-
 interface Part {
   staged: StagedMeasurement;
   hour: number;
@@ -57,28 +55,17 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
   for (const s of staged) parts.push(...(await hourParts(conns[0]!, deps.store, database, s)));
   const written: string[] = [];
   const put: string[] = [];
+  const puts: Promise<ManifestFile>[] = [];
   try {
-    let next = 0;
-    // Each worker takes the next hour: DuckDB writes small files mostly on one thread, so two
-    // connections keep two cores busy.
-    const worker = async (conn: DuckDBConnection) => {
-      while (next < parts.length) {
-        const p = parts[next++]!;
-        written.push(p.scratch);
-        const range = p.single ? null : { from: p.hour, to: p.hour + MICROS_PER_HOUR };
-        await copyTableToParquet(conn, p.staged.table, p.scratch, { compression: deps.compression, sorted: p.sorted, range });
-      }
-    };
-    await Promise.all(conns.map(worker));
     // Rows of these measurements still in write buffers were written earlier: sealing them now gives
     // them a smaller flush sequence than the import's, so last-write-wins keeps its meaning.
     for (const s of staged) void deps.buffers.flushMeasurement(database, s.measurement);
     const seq = deps.manifest.nextSeq();
     const createdAt = new Date().toISOString();
+    // Every key is pending before its first put: a crash from here on leaves files start-up deletes.
     for (const p of parts) deps.manifest.intend(p.key, 'drop');
     put.push(...parts.map((p) => p.key));
-    // Each put fsyncs the file and its folder: many at once overlap those waits.
-    const files = await mapLimit(parts, PUT_CONCURRENCY, async (p): Promise<ManifestFile> => {
+    const publish = async (p: Part): Promise<ManifestFile> => {
       const info = await deps.store.put(p.key, { file: p.scratch });
       return {
         path: p.key,
@@ -93,7 +80,25 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
         seq,
         createdAt,
       };
-    });
+    };
+    let next = 0;
+    // Each worker takes the next hour: DuckDB writes small files mostly on one thread, so two
+    // connections keep two cores busy. A written file's put (fsync of file and folder, waits on the
+    // disk) starts at once and overlaps the next COPYs instead of following all of them.
+    const worker = async (conn: DuckDBConnection) => {
+      while (next < parts.length) {
+        const i = next++;
+        const p = parts[i]!;
+        written.push(p.scratch);
+        const range = p.single ? null : { from: p.hour, to: p.hour + MICROS_PER_HOUR };
+        await copyTableToParquet(conn, p.staged.table, p.scratch, { compression: deps.compression, sorted: p.sorted, range });
+        const pending = publish(p);
+        pending.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
+        puts[i] = pending; // by index: files stay in hour order
+      }
+    };
+    await Promise.all(conns.map(worker));
+    const files = await Promise.all(puts);
     deps.manifest.add(files);
     return {
       files,
@@ -102,25 +107,13 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
       maxTime: Math.max(...parts.map((p) => p.maxTime)),
     };
   } catch (err) {
+    // Puts still in flight finish first, so the deletes below find their files.
+    await Promise.allSettled(puts);
     await Promise.all(written.map((f) => rm(f, { force: true }).catch(() => undefined)));
     await Promise.all(put.map((k) => deps.store.delete(k).catch(() => false)));
     for (const k of put) deps.manifest.clearPending(k);
     throw err;
   }
-}
-
-/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** The UTC hours of a staged table with their row counts and time ranges, and where each file goes. */
@@ -132,7 +125,9 @@ async function hourParts(conn: DuckDBConnection, store: ObjectStore, database: s
     )
   ).getRows();
   const table = quoteIdent(staged.table.table);
-  const disorder = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT time < lag(time) OVER (ORDER BY rowid) AS back FROM ${table}) WHERE back`);
+  // `lag() OVER ()` runs as DuckDB's streaming window, in scan (= insertion) order: measured 3 ms for
+  // 1M rows against 73 ms for `OVER (ORDER BY rowid)`, which sorts first.
+  const disorder = await conn.runAndReadAll(`SELECT count(*) FROM (SELECT time < lag(time) OVER () AS back FROM ${table}) WHERE back`);
   const sorted = Number(disorder.getRows()[0]![0]) === 0;
   return rows.map(([hour, n, min, max]) => {
     const key = dataFileKey(database, staged.measurement, Number(hour));

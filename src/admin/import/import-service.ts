@@ -1,8 +1,8 @@
 /**
  * Bulk imports (CSV, Parquet, line-protocol files, TLE backfills), all or nothing per request:
  * 1. the upload is streamed to a scratch file (decompressed, size-capped; never whole in memory);
- * 2. the file is read completely into staging tables on the writer DuckDB instance, and every
- *    check runs there: any bad row fails the request before anything is stored;
+ * 2. the file is read completely into staging tables on the import DuckDB instance (import-engine.ts),
+ *    and every check runs there: any bad row fails the request before anything is stored;
  * 3. the staged rows are committed as hourly Parquet files in one manifest transaction
  *    (import-commit.ts). Imports bypass the write buffers and the WAL: the files are durable before
  *    the response, which is what the WAL would otherwise provide.
@@ -10,13 +10,14 @@
 import { rm } from 'node:fs/promises';
 import type { BufferSet, WriteService } from '../../buffer/index.ts';
 import type { DatabaseStore, FileManifestStore } from '../../catalog/index.ts';
-import type { DuckDBConnection, DuckDBInstance } from '../../duckdb/index.ts';
+import type { DuckDBConnection } from '../../duckdb/index.ts';
 import { multipartBoundary, spoolToFile, type CsvOptions, type ParquetOptions, type Precision } from '../../ingest/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { assertDatabaseName, assertMeasurementName } from '../../lib/names.ts';
 import type { Logger, SvcMetrics } from '../../observability/index.ts';
 import type { ParquetCompression } from '../../parquet/index.ts';
 import type { ObjectStore } from '../../storage/index.ts';
+import { ImportEngine } from './import-engine.ts';
 import { commitStaged, type StagedMeasurement } from './import-commit.ts';
 import { importResult, type ImportResult } from './import-result.ts';
 import { stageFile } from './stage-file.ts';
@@ -24,9 +25,8 @@ import { stageFile } from './stage-file.ts';
 /** Largest accepted import body, received and decompressed (spec: Limits, import body). */
 export const IMPORT_MAX_BYTES = 500 * 1024 * 1024;
 
-/** Collaborators, built by main.ts. `instance` is the writer DuckDB instance (file access on), never the query one. */
+/** Collaborators, built by main.ts. Imports run on a DuckDB instance of their own (import-engine.ts). */
 export interface ImportDeps {
-  instance: DuckDBInstance;
   store: ObjectStore;
   manifest: FileManifestStore;
   databases: DatabaseStore;
@@ -36,6 +36,8 @@ export interface ImportDeps {
   logger: Logger;
   compression: ParquetCompression;
   maxBytes?: number;
+  /** DuckDB threads of the import instance (0 or omitted: every core). */
+  threads?: number;
 }
 
 /** The format of an import and its options. */
@@ -59,12 +61,16 @@ let serial = 0;
 /** Runs imports; at most one stages and commits at a time (each uses every core), uploads overlap. */
 export class ImportService {
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly engine: ImportEngine;
 
-  constructor(private readonly deps: ImportDeps) {}
+  constructor(private readonly deps: ImportDeps) {
+    this.engine = new ImportEngine(deps.threads);
+  }
 
-  /** Waits for the import being staged or committed (shutdown: its DuckDB instance closes next). */
+  /** Waits for the import being staged or committed, then closes the import DuckDB instance (shutdown). */
   async stop(): Promise<void> {
     await this.tail.catch(() => undefined);
+    await this.engine.close();
   }
 
   /** Imports one upload; AppError invalid (400) names the row or line at fault, and then nothing was stored. */
@@ -108,7 +114,8 @@ export class ImportService {
     const conns: DuckDBConnection[] = [];
     const tables: string[] = [];
     try {
-      for (let i = 0; i < WRITERS; i++) conns.push(await this.deps.instance.connect());
+      const instance = await this.engine.get();
+      for (let i = 0; i < WRITERS; i++) conns.push(await instance.connect());
       const conn = conns[0]!;
       // Zone-less time text is UTC, whatever the host's zone (SESSION: other connections keep theirs).
       await conn.run(`SET SESSION TimeZone = 'UTC'`);
