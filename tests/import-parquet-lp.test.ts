@@ -84,6 +84,19 @@ describe('Parquet import', () => {
     expect(r.body.error).toBe('measurement is required');
     expect(dataFiles(s.dir).filter((f) => f.startsWith('impq/pq_bad/'))).toEqual([]);
   });
+
+  test('a DuckDB read error names the upload, never a server path', async () => {
+    const enc = new TextEncoder();
+    const broken = new Uint8Array([...enc.encode('PAR1'), 1, 2, 3, 4, 5, 6, 7, 8, ...enc.encode('PAR1')]);
+    const r = await post('/api/v1/import/parquet?measurement=pq_bad&db=impq', broken, octet);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatch(/^cannot import Parquet: cannot read the Parquet file: .*the upload/);
+    expect(r.body.error).not.toContain(s.dir);
+    const csv = await post('/api/v1/import/csv?measurement=csv_bad&db=impq', 'time,v\n1,"abc\n2,3\n', { 'content-type': 'text/csv' });
+    expect(csv.status).toBe(400);
+    expect(csv.body.error).not.toContain(s.dir);
+    expect(csv.body.error).not.toMatch(/\.tmp|import-csv/);
+  });
 });
 
 describe('line-protocol import', () => {

@@ -32,7 +32,9 @@ export async function stageFile(conn: DuckDBConnection, req: ImportRequest, path
         return await loadAll(conn, [await parseTleFile(path, req.measurement)], prefix, writes, tables);
     }
   } catch (err) {
-    if (err instanceof AppError && err.kind === 'invalid') throw invalid(`cannot import ${FORMAT_NAMES[req.format]}: ${err.message}`, err.extra);
+    // DuckDB names the spooled file in its messages; the client sees "the upload", never a server path.
+    if (err instanceof AppError && err.kind === 'invalid')
+      throw invalid(`cannot import ${FORMAT_NAMES[req.format]}: ${err.message.split(path).join('the upload')}`, err.extra);
     throw err;
   }
 }
