@@ -70,3 +70,47 @@ describe('BufferSet', async () => {
     expect(manifest.listAll().reduce((n, f) => n + f.rows, 0)).toBe(4007);
   });
 });
+
+// WAL replay gives replayed rows a new (largest) flush sequence. If a newer flush of a measurement
+// registered (and released its WAL entries) while an older one was still being written, a crash
+// then would replay the older rows with a sequence above the newer file's: compaction would keep
+// the older value. So a measurement's flushes register in sequence order.
+test('a later flush of a measurement does not register (or release its WAL entry) before an earlier one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-buffer-order-'));
+  const manifest = new FileManifestStore(openCatalog(':memory:', migrations));
+  const base = await new LocalObjectStore(dir).open();
+  let unblock!: () => void;
+  const gate = new Promise<void>((r) => (unblock = r));
+  let puts = 0;
+  const store = Object.create(base) as typeof base;
+  store.put = async (key, src) => {
+    puts++;
+    if (key.includes('/2024/01/01/00/')) await gate; // the older flush (hour 00) is slow to reach storage
+    return base.put(key, src);
+  };
+  const instance = await DuckDBInstance.create(':memory:');
+  const released: unknown[] = [];
+  const buffers = await BufferSet.create(
+    { instance, store, manifest, metrics: createSvcMetrics(), logger: new Logger({ level: 'error', format: 'text', bufferSize: 10 }), onRelease: (t) => released.push(t) },
+    { maxBufferSize: 1000, maxBufferAgeMs: 60_000, flushWorkers: 2, flushQueueSize: 64, compression: 'snappy', admissionTimeoutMs: 1000 },
+  );
+  buffers.append('d', [batch(5, T0)], 'older');
+  const first = buffers.flushMeasurement('d', 'm');
+  buffers.append('d', [batch(5, T0 + 3_600_000_000)], 'newer');
+  const second = buffers.flushMeasurement('d', 'm');
+  for (let i = 0; i < 100 && puts < 2; i++) await Bun.sleep(10);
+  await Bun.sleep(100);
+  expect(puts).toBe(2); // both flushes ran in parallel
+  expect(manifest.listAll()).toEqual([]);
+  expect(released).toEqual([]);
+  expect(buffers.snapshot('d', 'm').reduce((n, b) => n + b.length, 0)).toBe(10);
+  unblock();
+  expect(await first).toBe(true);
+  expect(await second).toBe(true);
+  expect(released).toEqual(['older', 'newer']);
+  expect(manifest.listAll().reduce((n, f) => n + f.rows, 0)).toBe(10);
+  expect(buffers.snapshot('d', 'm')).toEqual([]);
+  await buffers.stop();
+  instance.closeSync();
+  rmSync(dir, { recursive: true, force: true });
+});

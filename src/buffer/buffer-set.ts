@@ -4,7 +4,7 @@
  * that registers their files in the manifest, so a reader that takes the manifest and a snapshot in
  * one tick sees each row exactly once.
  */
-import type { FileManifestStore } from '../catalog/index.ts';
+import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
 import type { DuckDBConnection, DuckDBInstance } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import { messageOf } from '../lib/errors.ts';
@@ -245,6 +245,30 @@ export class BufferSet {
 
   private async runJob(conn: DuckDBConnection, job: FlushJob, runner: number): Promise<void> {
     const files = await writeJob(conn, this.deps.store, this.deps.manifest, job, this.opts.compression, `svc_flush_${runner}`);
+    // A measurement's flushes register in seal (= seq) order: were a newer one registered and its WAL
+    // entries released first, a crash would replay the older rows with a newer sequence than the
+    // newer file's. The wait does not hold this worker (the earlier job may need one to retry).
+    const key = keyOf(job.database, job.measurement);
+    const pending = this.inflight.get(key) ?? [];
+    const earlier = pending.slice(0, Math.max(0, pending.indexOf(job)));
+    if (earlier.length > 0) {
+      void Promise.all(earlier.map((j) => j.done)).then(async () => {
+        try {
+          await this.register(job, files);
+        } catch (err) {
+          job.attempts++;
+          this.failed(job, err);
+          // Written again from the start, after a backoff like the queue's own retries.
+          setTimeout(() => this.queue.push(job), Math.min(30_000, 250 * 2 ** Math.min(job.attempts - 1, 10)));
+        }
+      });
+      return;
+    }
+    await this.register(job, files);
+  }
+
+  /** Registers a written job's files and releases what the rows held; on failure the files are deleted. */
+  private async register(job: FlushJob, files: ManifestFile[]): Promise<void> {
     try {
       this.deps.manifest.add(files);
     } catch (err) {

@@ -85,6 +85,9 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
   await t.flushAll();
   // Leased until registered: a tombstoned object under a restored key must not be reaped meanwhile.
   const release = t.reaper.acquire(backup.files.map((f) => f.path));
+  // Keys put here that the manifest does not list: pending until the swap, so a failure or a crash
+  // before it cannot leave them for a start-up rebuild to register next to the live files.
+  const added: string[] = [];
   try {
     for (const f of backup.files) {
       checkAborted(signal);
@@ -93,6 +96,10 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
       if (!live || live.bytes !== f.bytes) {
         const scratch = t.store.scratchPath('restore.parquet');
         await copyFile(source, scratch);
+        if (!t.manifest.get(f.path)) {
+          t.manifest.intend(f.path, 'drop');
+          added.push(f.path);
+        }
         await t.store.put(f.path, { file: scratch });
       }
       progress.processed_files++;
@@ -101,6 +108,12 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
     checkAborted(signal);
     const live = t.manifest.listAll().map((f) => f.path);
     t.manifest.replace(live, backup.files.map(fromBackupFile));
+  } catch (err) {
+    for (const k of added) {
+      if (!t.manifest.get(k)) await t.store.delete(k).catch(() => false);
+      t.manifest.clearPending(k);
+    }
+    throw err;
   } finally {
     release();
   }

@@ -85,9 +85,14 @@ export class DatabaseService {
       manifest.replace(paths, []);
       await reaper.collect();
       // Files the manifest did not know (left by a crash) go too; tombstoned ones stay with the reaper.
+      // A file registered or pending by now belongs to a write that came in during the drop: its
+      // flush registers it next, so deleting it would leave the manifest listing a missing file.
       const waiting = new Set(manifest.tombstones());
       let orphans = 0;
-      for (const o of await store.list(`${name}/`)) if (!waiting.has(o.key) && (await store.delete(o.key))) orphans++;
+      for (const o of await store.list(`${name}/`)) {
+        if (waiting.has(o.key) || manifest.get(o.key) || manifest.pendingFiles().some((p) => p.path === o.key)) continue;
+        if (await store.delete(o.key)) orphans++;
+      }
       this.deps.databases.delete(name);
       return { message: `database '${name}' deleted`, files_deleted: paths.length + orphans };
     });

@@ -59,7 +59,9 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
   try {
     // Rows of these measurements still in write buffers were written earlier: sealing them now gives
     // them a smaller flush sequence than the import's, so last-write-wins keeps its meaning.
-    for (const s of staged) void deps.buffers.flushMeasurement(database, s.measurement);
+    // They also register first (awaited below): were the import registered before them and the process
+    // killed, WAL replay would give those older rows a sequence above the import's.
+    const earlier = staged.map((s) => deps.buffers.flushMeasurement(database, s.measurement));
     const seq = deps.manifest.nextSeq();
     const createdAt = new Date().toISOString();
     // Every key is pending before its first put: a crash from here on leaves files start-up deletes.
@@ -99,6 +101,7 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
     };
     await Promise.all(conns.map(worker));
     const files = await Promise.all(puts);
+    await Promise.all(earlier);
     deps.manifest.add(files);
     return {
       files,

@@ -87,7 +87,10 @@ export class RowRemover {
   async remove(req: RowRemoval): Promise<RemovalResult> {
     const { locks } = this.deps;
     return locks.run([req], async () => {
-      const flushed = await this.deps.buffers.flushMeasurement(req.database, req.measurement, this.deps.flushTimeoutMs);
+      // The whole database, not only this measurement: one write (one WAL entry) can carry several
+      // measurements, and its entry is released only once all of them are in files. An entry still in
+      // the WAL would bring the removed rows back at the next start-up replay.
+      const flushed = await this.deps.buffers.flushMeasurement(req.database, undefined, this.deps.flushTimeoutMs);
       if (!flushed) throw unavailable(`cannot remove rows of ${req.database}.${req.measurement}: its buffered rows did not reach storage in time; retry later`, 5);
       return this.deps.pool.use((conn) => this.removeLocked(conn, req));
     });
