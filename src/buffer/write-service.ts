@@ -50,10 +50,29 @@ export class WriteService {
     if (rows === 0) return 0;
     this.deps.databases.ensure(database);
     await this.deps.buffers.waitForRoom();
-    const ticket = this.deps.wal ? await this.deps.wal.append(database, batches) : undefined;
-    this.deps.buffers.append(database, batches, ticket);
+    const wal = this.deps.wal;
+    if (!wal) this.deps.buffers.append(database, batches);
+    else {
+      // One WAL entry per measurement: an entry is released when its rows are in Parquet, so an entry
+      // spanning measurements would be replayed whole after a crash although some of them were flushed.
+      for (const group of byMeasurement(batches)) {
+        const ticket = await wal.append(database, group);
+        this.deps.buffers.append(database, group, ticket);
+      }
+    }
     this.deps.metrics.ingestRecords.inc(rows);
     this.deps.metrics.ingestBatches.inc();
     return rows;
   }
+}
+
+/** Batches grouped by measurement, in first-seen order. */
+function byMeasurement(batches: readonly ColumnBatch[]): ColumnBatch[][] {
+  const groups = new Map<string, ColumnBatch[]>();
+  for (const b of batches) {
+    const g = groups.get(b.measurement);
+    if (g) g.push(b);
+    else groups.set(b.measurement, [b]);
+  }
+  return [...groups.values()];
 }
