@@ -241,7 +241,7 @@ export async function startServices(config: Config, env: Record<string, string |
         await mqtt.stopAll();
         // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
         await compaction.stop();
-        lifecycle.stop();
+        await lifecycle.stop();
         queryPool.close();
         // Then every acknowledged row goes to Parquet before the catalog closes.
         await buffers.stop();

@@ -50,7 +50,7 @@ export interface Lifecycle {
   retention: RetentionService;
   continuousQueries: ContinuousQueryService;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** See the file comment. */
@@ -91,8 +91,9 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
       retention.start();
       continuousQueries.start();
     },
-    stop() {
-      scheduler.stop();
+    async stop() {
+      // A retention or CQ run in progress finishes before its DuckDB pool and the catalog close.
+      await scheduler.stop();
       pool.close();
     },
   };

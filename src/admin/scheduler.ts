@@ -24,6 +24,8 @@ interface Job {
 /** Timers for keyed jobs; see the file comment. */
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
+  /** Runs going on now: shutdown waits for them before the stores they write to close. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
 
   constructor(private readonly logger: Logger) {}
@@ -39,9 +41,13 @@ export class Scheduler {
         return;
       }
       job.running = true;
-      void run(at)
+      const p: Promise<unknown> = run(at)
         .catch((err) => this.logger.error('scheduled run failed; will retry at the next fire', { job: key, error: messageOf(err) }))
-        .finally(() => (job.running = false));
+        .finally(() => {
+          job.running = false;
+          this.inFlight.delete(p);
+        });
+      this.inFlight.add(p);
     };
     job.stop = 'cron' in trigger ? startCron(trigger.cron, fire).stop : everyInterval(trigger.everyMs, fire);
     this.jobs.set(key, job);
@@ -58,10 +64,11 @@ export class Scheduler {
     return [...this.jobs.keys()].sort();
   }
 
-  /** Stops every job (shutdown). */
-  stop(): void {
+  /** Stops every job and waits for the runs going on (shutdown). */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const key of [...this.jobs.keys()]) this.remove(key);
+    await Promise.all([...this.inFlight]);
   }
 }
 
