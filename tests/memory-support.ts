@@ -5,6 +5,7 @@
  */
 import { encodeColumnar } from '../src/memory/msgpack-encode.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { jsonOrText } from './helpers/spawn.ts';
 
 /** The fixed admin API key every target starts with. */
 export const MEMORY_ADMIN_KEY = 'svcm_test_admin_key_0123456789abcdefghijklmnop';
@@ -96,15 +97,7 @@ export async function call(t: MemoryTarget, method: string, path: string, body?:
   if (key !== null) headers['x-api-key'] = key;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(t.url + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-  const text = await res.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  let parsed: any = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed };
+  return { status: res.status, body: jsonOrText(await res.text()) };
 }
 
 /** A fresh identifier, so tests sharing one service never see each other's data. */

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient, StorageSharedKeyCredential, generateAccountSASQueryParameters } from '@azure/storage-blob';
-import type { Subprocess } from 'bun';
+import { spawnUntil } from './spawn.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 
@@ -29,23 +29,7 @@ export interface TestAzurite {
 export async function startAzurite(): Promise<TestAzurite> {
   const bin = join(ROOT, 'node_modules', 'azurite', 'dist', 'src', 'blob', 'main.js');
   const args = ['--blobHost', '127.0.0.1', '--blobPort', '0', '--inMemoryPersistence', '--skipApiVersionCheck', '--loose', '--disableTelemetry'];
-  const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['node', bin, ...args], { cwd: ROOT, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
-  let out = '';
-  const pump = async (s: ReadableStream<Uint8Array>) => {
-    const dec = new TextDecoder();
-    for await (const chunk of s) out += dec.decode(chunk, { stream: true });
-  };
-  void pump(proc.stdout);
-  void pump(proc.stderr);
-  const deadline = Date.now() + 30_000;
-  let m: RegExpExecArray | null = null;
-  while (!(m = /listens on (http:\/\/[^\s]+)/.exec(out))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill();
-      throw new Error(`azurite did not start:\n${out}`);
-    }
-    await Bun.sleep(20);
-  }
+  const { proc, match: m } = await spawnUntil(['node', bin, ...args], /listens on (http:\/\/[^\s]+)/, 'azurite', { cwd: ROOT });
   const endpoint = `${m[1]!.replace(/\/$/, '')}/${AZURITE_ACCOUNT}`;
   const connectionString = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};BlobEndpoint=${endpoint};`;
   const service = BlobServiceClient.fromConnectionString(connectionString);

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
+import { spawnUntil } from './spawn.ts';
 
 const BIN = join(import.meta.dir, '..', '..', 'node_modules', 's3rver', 'bin', 's3rver.js');
 
@@ -30,24 +31,8 @@ export interface TestS3 {
 
 async function spawn(dir: string, port: number, buckets: string[]): Promise<{ proc: Subprocess<'ignore', 'pipe', 'pipe'>; port: number }> {
   const args = ['-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', ...buckets.flatMap((b) => ['--configure-bucket', b])];
-  const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['node', BIN, ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
-  let out = '';
-  const pump = async (s: ReadableStream<Uint8Array>) => {
-    const dec = new TextDecoder();
-    for await (const chunk of s) out += dec.decode(chunk, { stream: true });
-  };
-  void pump(proc.stdout);
-  void pump(proc.stderr);
-  const deadline = Date.now() + 20_000;
-  let m: RegExpExecArray | null = null;
-  while (!(m = /listening on [^:\s]+:(\d+)/.exec(out))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill();
-      throw new Error(`s3rver did not start:\n${out}`);
-    }
-    await Bun.sleep(20);
-  }
-  return { proc, port: Number(m[1]) };
+  const { proc, match } = await spawnUntil(['node', BIN, ...args], /listening on [^:\s]+:(\d+)/, 's3rver', { timeoutMs: 20_000 });
+  return { proc, port: Number(match[1]) };
 }
 
 /** Starts an s3rver with the given buckets. */

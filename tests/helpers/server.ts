@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
+import { jsonOrText } from './spawn.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 const BUN = process.execPath;
@@ -123,12 +124,5 @@ export async function json(server: TestServer, method: string, path: string, bod
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const text = await res.text();
-  let parsed: any = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return { status: res.status, body: jsonOrText(await res.text()), headers: res.headers };
 }
