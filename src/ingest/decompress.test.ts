@@ -1,20 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
-import { AppError } from '../lib/errors.ts';
 import { decompress, detectCompression } from './decompress.ts';
 import { zstdFramesProblem } from './zstd-frames.ts';
+import { errorOf } from './test-support.ts';
 
 const text = new TextEncoder().encode('cpu,host=a value=1 1700000000000000000\n'.repeat(500));
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('detectCompression', () => {
   test('recognises gzip and zstd by magic bytes only', () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { AppError } from '../../lib/errors.ts';
 import type { Column, ColumnBatch } from '../column-batch.ts';
 import { type LineProtocolOptions, MAX_LINE_ERRORS, parseLineProtocol } from './index.ts';
+import { values } from '../test-support.ts';
 
 const NOW = 1_700_000_000_123_456;
 const ns: LineProtocolOptions = { precision: 'ns', now: NOW };
@@ -18,18 +19,6 @@ function only(text: string, opts: LineProtocolOptions = ns): ColumnBatch {
   return r.batches[0];
 }
 
-/** Column values as plain JS values, NULL as null. */
-function values(batch: ColumnBatch, name: string): unknown[] {
-  const col = batch.columns.get(name) as Column;
-  expect(col).toBeDefined();
-  const out: unknown[] = [];
-  for (let i = 0; i < batch.length; i++) {
-    if (col.valid !== null && col.valid[i] === 0) out.push(null);
-    else if (col.type === 'bool') out.push(col.values[i] === 1);
-    else out.push(col.values[i]);
-  }
-  return out;
-}
 
 describe('parseLineProtocol: structure', () => {
   test('measurement, tags, fields and timestamp', () => {

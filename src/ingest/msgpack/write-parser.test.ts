@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { Packr } from 'msgpackr';
-import { AppError } from '../../lib/errors.ts';
-import type { Column, ColumnBatch } from '../column-batch.ts';
+import type { ColumnBatch } from '../column-batch.ts';
 import { parseMsgpackWrite } from './index.ts';
+import { values, errorOf } from '../test-support.ts';
 
 const NOW = 1_700_000_000_123_456;
 const packr = new Packr({ useRecords: false });
@@ -15,27 +15,7 @@ function one(v: unknown): ColumnBatch {
   return batches[0];
 }
 
-function values(batch: ColumnBatch, name: string): unknown[] {
-  const col = batch.columns.get(name) as Column;
-  expect(col).toBeDefined();
-  const out: unknown[] = [];
-  for (let i = 0; i < batch.length; i++) {
-    if (col.valid !== null && col.valid[i] === 0) out.push(null);
-    else if (col.type === 'bool') out.push(col.values[i] === 1);
-    else out.push(col.values[i]);
-  }
-  return out;
-}
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected a throw');
-}
 
 /** Hand-made MessagePack for what msgpackr cannot write: whole numbers in float64 encoding, as Python and Go clients send them. */
 const raw = {
