@@ -5,12 +5,13 @@
  * one tick sees each row exactly once.
  */
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
-import type { DuckDBConnection, DuckDBInstance } from '../duckdb/index.ts';
+import type { DuckDBInstance } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import { messageOf } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ParquetCompression } from '../parquet/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
+import { type HourFileWriter, openFileWriters } from './file-writers.ts';
 import { sealJob, writeJob, type FlushJob } from './flush-job.ts';
 import { FlushQueue } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
@@ -24,6 +25,8 @@ export interface BufferOptions {
   flushQueueSize: number;
   compression: ParquetCompression;
   admissionTimeoutMs: number;
+  /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
+  workerThreads?: boolean;
 }
 
 /** Collaborators, built by main.ts. `onRelease` receives WAL tickets whose rows are all in registered files. */
@@ -60,20 +63,20 @@ export class BufferSet {
   private readonly active = new Map<string, MeasurementBuffer>();
   private readonly inflight = new Map<string, FlushJob[]>();
   private readonly tickets: TicketTracker;
-  private readonly queue: FlushQueue;
+  private readonly queue: FlushQueue<HourFileWriter>;
   private readonly timer: ReturnType<typeof setInterval>;
   private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false };
 
   private constructor(
     private readonly deps: BufferDeps,
     private readonly opts: BufferOptions,
-    private readonly connections: DuckDBConnection[],
+    private readonly writers: HourFileWriter[],
   ) {
     this.tickets = new TicketTracker(deps.onRelease ?? (() => {}));
     this.queue = new FlushQueue({
-      connections,
+      runners: writers,
       capacity: opts.flushQueueSize,
-      run: (conn, job, runner) => this.runJob(conn, job, runner),
+      run: (writer, job) => this.runJob(writer, job),
       onFailure: (job, err) => this.failed(job, err),
       onDepth: (d) => deps.metrics.bufferQueueDepth.set(d),
     });
@@ -82,14 +85,10 @@ export class BufferSet {
     this.timer = setInterval(() => this.sealOlderThan(opts.maxBufferAgeMs), tick);
   }
 
-  /** Opens one DuckDB connection per flush worker and starts them. */
+  /** Starts the flush workers (see file-writers.ts). */
   static async create(deps: BufferDeps, opts: BufferOptions): Promise<BufferSet> {
-    const connections = await Promise.all(Array.from({ length: opts.flushWorkers }, () => deps.instance.connect()));
-    // Each flush already runs on its own connection's thread. DuckDB's extra worker threads only add
-    // contention: measured 190 ns/row of DuckDB CPU with one thread against 330 with two (2 cores).
-    // The setting is per instance, and this instance belongs to the write path.
-    await connections[0]?.run('SET threads = 1');
-    return new BufferSet(deps, opts, connections);
+    const writers = await openFileWriters(opts.flushWorkers, deps.instance, deps.logger, opts.workerThreads ?? true);
+    return new BufferSet(deps, opts, writers);
   }
 
   /** Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full. */
@@ -188,13 +187,13 @@ export class BufferSet {
     return landed ? rows : -1;
   }
 
-  /** Shutdown: stops the age timer, flushes everything, then closes the flush connections. */
+  /** Shutdown: stops the age timer, flushes everything, then stops the flush workers. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.flushAll();
     await this.queue.drained();
     this.queue.stop();
-    for (const c of this.connections) c.closeSync();
+    await Promise.all(this.writers.map((w) => w.close()));
   }
 
   /** Rows acknowledged and not yet in a registered file (svc_buffer_records_buffered). */
@@ -243,8 +242,8 @@ export class BufferSet {
     this.queue.push(job);
   }
 
-  private async runJob(conn: DuckDBConnection, job: FlushJob, runner: number): Promise<void> {
-    const files = await writeJob(conn, this.deps.store, this.deps.manifest, job, this.opts.compression, `svc_flush_${runner}`);
+  private async runJob(writer: HourFileWriter, job: FlushJob): Promise<void> {
+    const files = await writeJob(writer, this.deps.store, this.deps.manifest, job, this.opts.compression);
     // A measurement's flushes register in seal (= seq) order: were a newer one registered and its WAL
     // entries released first, a crash would replay the older rows with a newer sequence than the
     // newer file's. The wait does not hold this worker (the earlier job may need one to retry).

@@ -1,11 +1,10 @@
 /** A sealed buffer on its way to Parquet, and the code that writes one. */
 import { rm } from 'node:fs/promises';
-import { basename } from 'node:path';
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
-import type { DuckDBConnection } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import { writeHourFiles, type ParquetCompression } from '../parquet/index.ts';
+import type { ParquetCompression } from '../parquet/index.ts';
 import { dataFileKey, type ObjectStore } from '../storage/index.ts';
+import type { HourFileWriter } from './file-writers.ts';
 
 /** Rows sealed for one flush. `seq` is reserved at seal time, so flush order = write order (last-write-wins). */
 export interface FlushJob {
@@ -33,29 +32,13 @@ export function sealJob(manifest: FileManifestStore, database: string, measureme
  * manifest entries; registering them is the caller's (synchronous) step. On failure nothing is left
  * under a final key, so a retry cannot produce duplicates.
  */
-export async function writeJob(
-  conn: DuckDBConnection,
-  store: ObjectStore,
-  manifest: FileManifestStore,
-  job: FlushJob,
-  compression: ParquetCompression,
-  table: string,
-): Promise<ManifestFile[]> {
-  const keys = new Map<number, string>();
-  const written = await writeHourFiles(conn, job.batches, {
-    compression,
-    table,
-    pathFor(hour) {
-      const key = dataFileKey(job.database, job.measurement, hour);
-      keys.set(hour, key);
-      return store.scratchPath(basename(key));
-    },
-  });
+export async function writeJob(writer: HourFileWriter, store: ObjectStore, manifest: FileManifestStore, job: FlushJob, compression: ParquetCompression): Promise<ManifestFile[]> {
+  const written = await writer.write(job.batches, compression, store.scratchPath(`flush-${job.seq}`));
   const out: ManifestFile[] = [];
   const createdAt = new Date().toISOString();
   try {
     for (const f of written) {
-      const key = keys.get(f.hour)!;
+      const key = dataFileKey(job.database, job.measurement, f.hour);
       // Tickets mean the WAL holds these rows until they are registered, so a crash replays them.
       manifest.intend(key, job.tickets.length > 0 ? 'drop' : 'keep');
       const info = await store.put(key, { file: f.path });

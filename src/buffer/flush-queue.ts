@@ -1,18 +1,17 @@
 /**
- * The flush queue: `workers` runners, each with its own DuckDB connection, take sealed jobs in order.
+ * The flush queue: one loop per runner (a flush worker) takes sealed jobs in order.
  * A failed job keeps its rows and returns to the queue after a backoff; nothing is ever dropped.
  * Writers call `waitForRoom` before accepting data, so a full queue slows them down (then 503s them)
  * instead of growing without bound.
  */
-import type { DuckDBConnection } from '../duckdb/index.ts';
 import { unavailable } from '../lib/errors.ts';
 import type { FlushJob } from './flush-job.ts';
 
 /** What the queue needs: how to run a job on a connection, and what to do with the outcome. */
-export interface FlushQueueDeps {
-  connections: DuckDBConnection[];
+export interface FlushQueueDeps<R> {
+  runners: readonly R[];
   capacity: number;
-  run(conn: DuckDBConnection, job: FlushJob, runner: number): Promise<void>;
+  run(runner: R, job: FlushJob): Promise<void>;
   onFailure(job: FlushJob, err: unknown): void;
   onDepth(depth: number): void;
 }
@@ -20,7 +19,7 @@ export interface FlushQueueDeps {
 const MAX_BACKOFF_MS = 30_000;
 
 /** Runs flush jobs with bounded parallelism and retry; see the file comment. */
-export class FlushQueue {
+export class FlushQueue<R> {
   private readonly pending: FlushJob[] = [];
   private readonly waiting: (() => void)[] = [];
   private readonly idle: (() => void)[] = [];
@@ -29,8 +28,8 @@ export class FlushQueue {
   private running = 0;
   private stopped = false;
 
-  constructor(private readonly deps: FlushQueueDeps) {
-    deps.connections.forEach((conn, i) => void this.loop(conn, i));
+  constructor(private readonly deps: FlushQueueDeps<R>) {
+    for (const runner of deps.runners) void this.loop(runner);
   }
 
   /** Jobs waiting for a runner (including those waiting to retry). */
@@ -76,7 +75,7 @@ export class FlushQueue {
     for (const w of this.waiting.splice(0)) w();
   }
 
-  private async loop(conn: DuckDBConnection, runner: number): Promise<void> {
+  private async loop(runner: R): Promise<void> {
     while (!this.stopped) {
       const job = this.pending.shift();
       if (!job) {
@@ -86,7 +85,7 @@ export class FlushQueue {
       this.running++;
       this.changed();
       try {
-        await this.deps.run(conn, job, runner);
+        await this.deps.run(runner, job);
       } catch (err) {
         this.retry(job, err);
       } finally {

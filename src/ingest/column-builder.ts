@@ -4,6 +4,7 @@
  * lazily (a row is only touched for the columns it has), so sparse fields cost nothing per row.
  */
 import { type Column, type ColumnBatch, type ColumnType, dictionaryColumn } from './column-batch.ts';
+import { sharedBigInt64, sharedFloat64, sharedUint8, trimShared } from './shared-arrays.ts';
 import type { StringCodes } from './string-codes.ts';
 
 /** Column kind codes: small integers so hot loops compare numbers, not strings. */
@@ -121,7 +122,7 @@ export class ColumnBuilder {
   /** Turns an integer column into a float column (MessagePack mixes int and float encodings of numbers). */
   promoteToFloat(): void {
     if (this.kind !== KIND_INT) throw new Error(`invariant broken: cannot promote a ${KIND_WORDS[this.kind]} column to float`);
-    const f64 = new Float64Array(this.cap);
+    const f64 = sharedFloat64(this.cap);
     const i64 = this.i64;
     for (let i = 0; i < this.len; i++) f64[i] = Number(i64[i]);
     this.f64 = f64;
@@ -160,7 +161,7 @@ export class ColumnBuilder {
     } else {
       if (row >= this.cap) this.grow(row + 1);
       if (this.valid === null) {
-        this.valid = new Uint8Array(this.cap);
+        this.valid = sharedUint8(this.cap);
         this.valid.fill(1, 0, this.len);
       }
       this.valid.fill(0, this.len, row);
@@ -176,18 +177,18 @@ export class ColumnBuilder {
     else if (this.kind === KIND_INT) this.i64.set(i64.subarray(0, this.len));
     else if (this.kind === KIND_BOOL) this.u8.set(u8.subarray(0, this.len));
     if (valid !== null) {
-      this.valid = new Uint8Array(cap);
+      this.valid = sharedUint8(cap);
       this.valid.set(valid.subarray(0, this.len));
     }
     this.cap = cap;
   }
 
   private allocate(cap: number): void {
-    if (this.kind === KIND_FLOAT) this.f64 = new Float64Array(cap);
+    if (this.kind === KIND_FLOAT) this.f64 = sharedFloat64(cap);
     else if (this.kind === KIND_INT) {
-      this.i64 = new BigInt64Array(cap);
+      this.i64 = sharedBigInt64(cap);
       this.i32 = new Int32Array(this.i64.buffer);
-    } else if (this.kind === KIND_BOOL) this.u8 = new Uint8Array(cap);
+    } else if (this.kind === KIND_BOOL) this.u8 = sharedUint8(cap);
   }
 }
 
@@ -201,7 +202,7 @@ export class BatchBuilder {
 
   constructor(measurement: string, capacity = 1024) {
     this.measurement = measurement;
-    this.time = new Float64Array(Math.max(16, capacity));
+    this.time = sharedFloat64(Math.max(16, capacity));
   }
 
   /** Creates a column first seen while parsing row `len`. */
@@ -215,7 +216,7 @@ export class BatchBuilder {
   commitRow(timeMicros: number): void {
     const row = this.len;
     if (row >= this.time.length) {
-      const time = new Float64Array(this.time.length * 2);
+      const time = sharedFloat64(this.time.length * 2);
       time.set(this.time);
       this.time = time;
     }
@@ -243,6 +244,4 @@ export class BatchBuilder {
   }
 }
 
-function trim<T extends Float64Array | BigInt64Array | Uint8Array>(arr: T, length: number): T {
-  return (arr.length === length ? arr : arr.slice(0, length)) as T;
-}
+const trim = trimShared;

@@ -6,6 +6,7 @@
  */
 import { type ByteInterner, hashBytes, SLOTS } from './byte-interner.ts';
 import type { StringDictionary } from './column-batch.ts';
+import { sharedUint32, trimShared } from './shared-arrays.ts';
 
 /** One string column's codes under construction; rows never set stay 0 (NULL). */
 export class StringCodes {
@@ -19,7 +20,7 @@ export class StringCodes {
     capacity: number,
     private readonly interner: ByteInterner,
   ) {
-    this.codes = new Uint32Array(capacity);
+    this.codes = sharedUint32(capacity);
     this.epoch = interner.epoch;
   }
 
@@ -50,12 +51,12 @@ export class StringCodes {
   /** The finished codes for the first `length` rows. */
   finish(length: number): StringDictionary {
     if (length > this.codes.length) this.grow(length);
-    const codes = this.codes.length === length ? this.codes : this.codes.slice(0, length);
+    const codes = trimShared(this.codes, length);
     return { codes, dictionary: this.dictionary };
   }
 
   private grow(min: number): void {
-    const codes = new Uint32Array(Math.max(min, this.codes.length * 2));
+    const codes = sharedUint32(Math.max(min, this.codes.length * 2));
     codes.set(this.codes);
     this.codes = codes;
   }

@@ -1,4 +1,5 @@
 /** The columnar form's `columns` map -> time and typed columns of equal length. */
+import { sharedFloat64 } from '../shared-arrays.ts';
 import { invalid } from '../../lib/errors.ts';
 import { columnNameProblem } from '../../lib/names.ts';
 import type { Column } from '../column-batch.ts';
@@ -51,11 +52,11 @@ export function decodeColumns(r: MsgpackReader, now: number): DecodedColumns {
   }
   const columns = new Map<string, Column>();
   for (const col of builders) columns.set(col.name, col.toColumn(length));
-  return { length, time: time ?? new Float64Array(length).fill(now), columns };
+  return { length, time: time ?? sharedFloat64(length).fill(now), columns };
 }
 
 function decodeTime(r: MsgpackReader, n: number): Float64Array {
-  const out = new Float64Array(n);
+  const out = sharedFloat64(n);
   const reader = new TimeReader('time');
   for (let i = 0; i < n; i++) out[i] = reader.read(r, i);
   return out;

@@ -1,0 +1,17 @@
+/** Messages between the flush queue's writers (file-writers.ts) and a flush worker (flush-worker.ts). */
+import type { WireBatch } from '../ingest/index.ts';
+import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
+
+/** A write request: rows of one measurement, the codec, and the scratch path prefix for its hour files. */
+export interface FlushRequest {
+  id: number;
+  batches: WireBatch[];
+  compression: ParquetCompression;
+  scratchPrefix: string;
+}
+
+/** The first message (`ready` or why DuckDB could not open), then one answer per request. */
+export type FlushReply = { ready: true } | { ready: false; error: string } | { id: number; files: WrittenFile[] } | { id: number; error: string };
+
+/** The scratch path of hour `hour`'s file of a request (every writer names files the same way). */
+export const scratchFileFor = (prefix: string, hour: number) => `${prefix}-${hour}.parquet`;

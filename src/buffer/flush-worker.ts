@@ -1,0 +1,37 @@
+/**
+ * A flush worker (one Bun Worker per `ingest.flush_workers`): its own single-threaded DuckDB writes
+ * sealed rows as hourly Parquet files into scratch paths; the main thread moves them into storage
+ * and registers them. DuckDB pulls each 2,048-row chunk from JS through a table function, so on the
+ * main thread every chunk waited for the event loop between HTTP requests; here the worker's own
+ * loop answers at once, and the chunk copies leave the main thread too.
+ */
+import { DuckDBInstance } from '../duckdb/index.ts';
+import { fromWire } from '../ingest/index.ts';
+import { writeHourFiles } from '../parquet/index.ts';
+import { type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
+
+declare const self: Worker;
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+try {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const conn = await instance.connect();
+  // Requests run one at a time: the queue gives a worker its next job only after this one answered.
+  self.onmessage = async (event: MessageEvent<FlushRequest>) => {
+    const req = event.data;
+    try {
+      const files = await writeHourFiles(conn, fromWire(req.batches), {
+        compression: req.compression,
+        table: 'svc_flush',
+        pathFor: (hour) => scratchFileFor(req.scratchPrefix, hour),
+      });
+      self.postMessage({ id: req.id, files } satisfies FlushReply);
+    } catch (err) {
+      self.postMessage({ id: req.id, error: messageOf(err) } satisfies FlushReply);
+    }
+  };
+  self.postMessage({ ready: true } satisfies FlushReply);
+} catch (err) {
+  self.postMessage({ ready: false, error: messageOf(err) } satisfies FlushReply);
+}
