@@ -48,7 +48,14 @@ const toFile = (r: Row): ManifestFile => ({
 
 /** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */
 export class FileManifestStore {
+  private changes = 0;
+
   constructor(private readonly db: CatalogDb) {}
+
+  /** Changes with every write to the file list, so a reader may keep what `list` returned until it does. */
+  get version(): number {
+    return this.changes;
+  }
 
   /** Reserves the next flush sequence number (durable, monotonic across restarts). */
   nextSeq(): number {
@@ -67,15 +74,16 @@ export class FileManifestStore {
    * later by the reaper (once no query reads it), and a crash before that cannot bring it back.
    */
   replace(removed: readonly string[], added: readonly ManifestFile[]): void {
-    const del = this.db.prepare('DELETE FROM files WHERE path = ?');
-    const tomb = this.db.prepare('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
-    const clearPending = this.db.prepare('DELETE FROM pending_files WHERE path = ?');
+    const del = this.db.query('DELETE FROM files WHERE path = ?');
+    const tomb = this.db.query('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
+    const clearPending = this.db.query('DELETE FROM pending_files WHERE path = ?');
     const readded = new Set(added.map((f) => f.path));
     const now = new Date().toISOString();
-    const ins = this.db.prepare(
+    const ins = this.db.query(
       `INSERT OR REPLACE INTO files (path, database, measurement, hour, min_time, max_time, rows, bytes, columns, seq, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    this.changes++;
     this.db.transaction(() => {
       for (const p of removed) {
         del.run(p);
@@ -87,7 +95,7 @@ export class FileManifestStore {
       }
       // The sequence stays ahead of every recorded file, also when files come from a rebuild or restore.
       const maxSeq = added.reduce((m, f) => Math.max(m, f.seq), 0);
-      if (maxSeq > 0) this.db.prepare('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(maxSeq + 1);
+      if (maxSeq > 0) this.db.query('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(maxSeq + 1);
     })();
   }
 
@@ -139,7 +147,7 @@ export class FileManifestStore {
    */
   intend(path: string, onCrash: 'drop' | 'keep'): void {
     this.db
-      .prepare('INSERT OR REPLACE INTO pending_files (path, drop_on_recovery, created_at) VALUES (?, ?, ?)')
+      .query('INSERT OR REPLACE INTO pending_files (path, drop_on_recovery, created_at) VALUES (?, ?, ?)')
       .run(path, onCrash === 'drop' ? 1 : 0, new Date().toISOString());
   }
 
@@ -153,7 +161,7 @@ export class FileManifestStore {
 
   /** Forgets a pending file once start-up has settled it. */
   clearPending(path: string): void {
-    this.db.prepare('DELETE FROM pending_files WHERE path = ?').run(path);
+    this.db.query('DELETE FROM pending_files WHERE path = ?').run(path);
   }
 
   /** Paths whose objects wait for deletion (see `replace`). */
@@ -163,11 +171,12 @@ export class FileManifestStore {
 
   /** Forgets a tombstone once its object is gone (or the path is live again). */
   clearTombstone(path: string): void {
-    this.db.prepare('DELETE FROM file_tombstones WHERE path = ?').run(path);
+    this.db.query('DELETE FROM file_tombstones WHERE path = ?').run(path);
   }
 
   /** Forgets every file (before a rebuild from a storage listing). */
   clear(): void {
+    this.changes++;
     this.db.exec('DELETE FROM files');
   }
 }

@@ -18,11 +18,20 @@ import { cachedTemplate, fileMarker, fillTemplate, storeTemplate, templateKey } 
 import { treeJson, type SerializedSql } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
 
-/** Anything that consumes result chunks. */
+/** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
-  add(chunk: DuckDBDataChunk): void;
+  add(chunk: DuckDBDataChunk): void | Promise<void>;
   readonly rowCount: number;
 }
+
+/** The next result chunk, or null after the last one. */
+export type NextChunk = () => Promise<DuckDBDataChunk | null>;
+
+/**
+ * Reads a result: the connection, the buffered-row tables and the file leases stay held until the
+ * promise settles (a streamed response keeps them while it sends). `profile()` is the profile so far.
+ */
+export type ResultConsumer<R> = (columns: ResultColumn[], next: NextChunk, profile: () => QueryProfile) => Promise<R>;
 
 /** Where the time went and what was read (MessagePack `profile`, logs). */
 export interface QueryProfile {
@@ -41,13 +50,13 @@ export interface ExecuteOptions {
   prune?: boolean;
 }
 
-/** Runs one user SELECT on `conn` and feeds the result to the encoder `makeEncoder` builds. */
-export async function executeSelect<E extends ChunkEncoder>(
+/** Runs one user SELECT on `conn` and hands its result, chunk by chunk, to `consume`. */
+export async function executeSelect<R>(
   conn: DuckDBConnection,
   source: TableSource,
   opts: ExecuteOptions,
-  makeEncoder: (columns: ResultColumn[]) => E,
-): Promise<{ encoder: E; columns: ResultColumn[]; profile: QueryProfile }> {
+  consume: ResultConsumer<R>,
+): Promise<{ result: R; columns: ResultColumn[]; profile: QueryProfile }> {
   const t0 = performance.now();
   const tree = await parseSql(conn, opts.sql);
   guardTree(tree);
@@ -82,24 +91,26 @@ export async function executeSelect<E extends ChunkEncoder>(
     for (const f of files) byName.push(f.length > 1 && !(await sameFlatSchema(conn, f)));
     const finalSql = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName), files);
     const t2 = performance.now();
-    // Materialized: DuckDB runs the whole query on its threads, then chunks are read synchronously
-    // (one async hop per 2048-row chunk costs more than the encoding itself).
+    // Materialized, not streamed: a streamed result (conn.stream + fetchChunk) would let DuckDB's scan
+    // overlap the encoding, but node-bindings returns null both at the end and when the query fails
+    // mid-way (duckdb_result_error is not exposed), so a failing query would look like a shorter
+    // result. Here every engine error, timeout and cancellation surfaces before the first row is read.
     const result = await conn.run(finalSql).catch((err) => {
       throw engineError(err, names, source.root);
     });
     const columns = resultColumns(result.columnNames(), result.columnTypes());
-    const encoder = makeEncoder(columns);
     const count = result.chunkCount;
-    for (let i = 0; i < count; i++) encoder.add(result.getChunk(i));
-    const t3 = performance.now();
-    const profile: QueryProfile = {
+    let at = 0;
+    const next: NextChunk = async () => (at < count ? result.getChunk(at++) : null);
+    const profile = (): QueryProfile => ({
       parse_ms: round(t1 - t0),
       plan_ms: round(t2 - t1),
-      execute_ms: round(t3 - t2),
+      execute_ms: round(performance.now() - t2),
       files: plan.refs.reduce((n, r) => n + r.files.length, 0),
       buffered_rows: [...plan.buffers.values()].reduce((n, x) => n + x.rows, 0),
-    };
-    return { encoder, columns, profile };
+    });
+    const out = await consume(columns, next, profile);
+    return { result: out, columns, profile: profile() };
   } finally {
     if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
     release();

@@ -2,6 +2,7 @@
 export { QueryService, type QueryServiceOptions, type QueryRequest, type QueryOutcome } from './query-service.ts';
 export { ManifestTableSource, type TableSource, type SourceFile, type BufferedRows } from './table-source.ts';
 export type { QueryProfile, ChunkEncoder } from './execution.ts';
+export { streamQuery, type Emit, type StreamEncoder, type ResultMeta } from './result-stream.ts';
 export type { QueryEstimate, RefEstimate } from './estimate.ts';
 export { JsonEncoder } from './encode/json-encoder.ts';
 export { ArrowEncoder } from './encode/arrow-encoder.ts';

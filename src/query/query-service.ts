@@ -8,7 +8,7 @@ import { AppError } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ResultColumn } from './encode/result.ts';
 import { engineError, isInterrupt } from './engine-errors.ts';
-import { executeSelect, type ChunkEncoder, type QueryProfile } from './execution.ts';
+import { executeSelect, type ChunkEncoder, type QueryProfile, type ResultConsumer } from './execution.ts';
 import { estimateQuery, type QueryEstimate } from './estimate.ts';
 import { showSql } from './show-sql.ts';
 import { parseShow } from './sql/show.ts';
@@ -53,20 +53,33 @@ export class QueryService {
     private readonly logger: Logger | null = null,
   ) {}
 
-  /** Runs `req.sql` and streams its result into the encoder built from the result columns. */
+  /** Runs `req.sql` and feeds its whole result to the encoder built from the result columns. */
   async run<E extends ChunkEncoder>(req: QueryRequest, makeEncoder: (columns: ResultColumn[]) => E): Promise<QueryOutcome<E>> {
+    const out = await this.execute(req, async (columns, next) => {
+      const encoder = makeEncoder(columns);
+      for (let chunk = await next(); chunk; chunk = await next()) await encoder.add(chunk);
+      return encoder;
+    });
+    return { encoder: out.result, columns: out.columns, profile: out.profile, executionTimeMs: out.executionTimeMs };
+  }
+
+  /**
+   * Runs `req.sql` under the timeout and the abort signal, counted and logged; `consume` reads the
+   * result while the query holds its connection (see executeSelect).
+   */
+  async execute<R extends { rowCount: number }>(req: QueryRequest, consume: ResultConsumer<R>): Promise<{ result: R; columns: ResultColumn[]; profile: QueryProfile; executionTimeMs: number }> {
     const started = performance.now();
     this.metrics?.queryRequests.inc();
     try {
       const show = parseShow(req.sql);
       if (show && req.refuseShow) throw new AppError('invalid', req.refuseShow);
       const out = await this.withConnection(req.signal, async (conn) => {
-        if (!show) return executeSelect(conn, this.source, req, makeEncoder);
+        if (!show) return executeSelect(conn, this.source, req, consume);
         const sql = await showSql(show, req.database, this.source, (describe) => this.columnsOf(conn, describe, req.database));
-        return executeSelect(conn, this.source, { sql }, makeEncoder);
+        return executeSelect(conn, this.source, { sql }, consume);
       });
       const executionTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
-      this.noteSlow(req.sql, executionTimeMs, out.encoder.rowCount);
+      this.noteSlow(req.sql, executionTimeMs, out.result.rowCount);
       return { ...out, executionTimeMs };
     } catch (err) {
       this.metrics?.queryErrors.inc();
@@ -86,7 +99,7 @@ export class QueryService {
 
   /** Columns and DuckDB types of `SELECT * FROM <sql's table>` (for DESCRIBE). */
   private async columnsOf(conn: DuckDBConnection, sql: string, database: string | undefined): Promise<ResultColumn[]> {
-    const { columns } = await executeSelect(conn, this.source, { sql, database }, () => ({ add() {}, rowCount: 0 }));
+    const { columns } = await executeSelect(conn, this.source, { sql, database }, async () => ({ rowCount: 0 }));
     return columns;
   }
 

@@ -48,6 +48,9 @@ export interface BufferedRows {
 /** TableSource over the file manifest, the local storage root and (optionally) the write buffers. */
 export class ManifestTableSource implements TableSource {
   readonly root: string;
+  /** Every file of recently planned measurements (manifest order), as of manifest version `listedAt`. */
+  private readonly listed = new Map<string, readonly SourceFile[]>();
+  private listedAt = -1;
 
   constructor(
     private readonly manifest: FileManifestStore,
@@ -70,14 +73,21 @@ export class ManifestTableSource implements TableSource {
     return Promise.all(keys.map((k) => storage.store.localPath(k)));
   }
 
-  files(database: string, measurement: string, minTime?: number, maxTime?: number): SourceFile[] {
-    return this.manifest.list({ database, measurement, minTime, maxTime }).map((f) => ({
-      key: f.path,
-      minTime: f.minTime,
-      maxTime: f.maxTime,
-      rows: f.rows,
-      bytes: f.bytes,
-    }));
+  files(database: string, measurement: string, minTime = Number.MIN_SAFE_INTEGER, maxTime = Number.MAX_SAFE_INTEGER): SourceFile[] {
+    // A manifest read costs about a quarter millisecond even for a few dozen files, once per query;
+    // the file lists only change when the manifest does.
+    if (this.listedAt !== this.manifest.version) {
+      this.listed.clear();
+      this.listedAt = this.manifest.version;
+    }
+    const key = `${database}\u0000${measurement}`;
+    let all = this.listed.get(key);
+    if (!all) {
+      all = this.manifest.list({ database, measurement }).map((f) => ({ key: f.path, minTime: f.minTime, maxTime: f.maxTime, rows: f.rows, bytes: f.bytes }));
+      this.listed.set(key, all);
+      if (this.listed.size > MAX_LISTED) this.listed.delete(this.listed.keys().next().value!);
+    }
+    return all.filter((f) => f.maxTime >= minTime && f.minTime <= maxTime);
   }
 
   buffered(database: string, measurement: string): ColumnBatch[] {
@@ -97,4 +107,5 @@ export class ManifestTableSource implements TableSource {
   }
 }
 
+const MAX_LISTED = 256;
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

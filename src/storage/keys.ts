@@ -38,6 +38,8 @@ export function uniqueNanos(): bigint {
  * Key of a data file: `<db>/<m>/YYYY/MM/DD/HH/<m>_<YYYYMMDD_HHMMSS>_<nanos>.parquet`. The folders are
  * the UTC hour of the data (`hourMicros`); the name carries the write time (UTC, to the second, then its
  * 9-digit nanosecond part), so names sort by write time inside an hour folder and never collide.
+ * Every writer of a data file takes a new key here and never puts other bytes under an existing one:
+ * the query engine trusts its cached footers per path without checking the file (duckdb/sandbox.ts).
  */
 export function dataFileKey(database: string, measurement: string, hourMicros: number, writeNanos: bigint = uniqueNanos()): string {
   assertDatabaseName(database);

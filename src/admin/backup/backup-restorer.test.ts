@@ -68,37 +68,68 @@ function targets(s: Awaited<ReturnType<typeof setup>>, store: ObjectStore) {
 
 const opts = { restoreData: true, restoreMetadata: false, restoreConfig: false };
 
+/** `store` with `put` replaced from its `n`-th call on (1-based); `puts` lists the keys put before that. */
+function breakPut(store: ObjectStore, n: number, then: () => Promise<never>) {
+  const puts: string[] = [];
+  const broken = Object.create(store) as ObjectStore;
+  broken.put = (key, src) => (puts.length + 1 >= n ? then() : store.put(key, src).then((info) => (puts.push(key), info)));
+  return { broken, puts };
+}
+
+const dataKeys = async (store: ObjectStore) => (await store.list('db/')).map((o) => o.key);
+
 test('a restore whose copy fails half-way leaves no backed-up file for the next start to register', async () => {
   const s = await setup();
-  const failing = Object.create(s.store) as ObjectStore;
-  failing.put = (key, src) => (key === keyOf(3) ? Promise.reject(new Error('disk full')) : s.store.put(key, src));
-  await expect(restoreBackup(targets(s, failing), s.id, opts, idleProgress(), new AbortController().signal)).rejects.toThrow('disk full');
+  const { broken, puts } = breakPut(s.store, 2, () => Promise.reject(new Error('disk full')));
+  await expect(restoreBackup(targets(s, broken), s.id, opts, idleProgress(), new AbortController().signal)).rejects.toThrow('disk full');
+  expect(puts).toHaveLength(1);
   expect(s.manifest.listAll().map((f) => f.path)).toEqual([keyOf(1)]);
   await s.restart();
   expect(s.manifest.listAll().map((f) => f.path)).toEqual([keyOf(1)]);
-  expect(await s.store.stat(keyOf(2))).toBeNull();
+  expect(await dataKeys(s.store)).toEqual([keyOf(1)]);
   s.close();
 });
 
 test('a process killed during a restore leaves no backed-up file for the next start to register', async () => {
   const s = await setup();
-  const hanging = Object.create(s.store) as ObjectStore;
   // The second put never returns: the process "dies" there, with the first file already in storage.
-  hanging.put = (key, src) => (key === keyOf(3) ? new Promise(() => {}) : s.store.put(key, src));
-  void restoreBackup(targets(s, hanging), s.id, opts, idleProgress(), new AbortController().signal);
-  for (let i = 0; i < 100 && !(await s.store.stat(keyOf(2))); i++) await Bun.sleep(10);
-  expect(await s.store.stat(keyOf(2))).not.toBeNull();
+  const { broken, puts } = breakPut(s.store, 2, () => new Promise<never>(() => {}));
+  void restoreBackup(targets(s, broken), s.id, opts, idleProgress(), new AbortController().signal);
+  for (let i = 0; i < 100 && puts.length === 0; i++) await Bun.sleep(10);
+  expect(await s.store.stat(puts[0]!)).not.toBeNull();
   await s.restart();
   expect(s.manifest.listAll().map((f) => f.path)).toEqual([keyOf(1)]);
   s.close();
 });
 
-test('a completed restore registers exactly the backed-up files', async () => {
+test('a completed restore registers exactly the backed-up files, each under a key never used before', async () => {
   const s = await setup();
   await restoreBackup(targets(s, s.store), s.id, opts, idleProgress(), new AbortController().signal);
-  expect(s.manifest.listAll().map((f) => f.path)).toEqual([keyOf(2), keyOf(3)]);
+  const restored = s.manifest.listAll();
+  expect(restored.map((f) => f.seq).sort((a, b) => a - b)).toEqual([2, 3]);
+  for (const f of restored) expect([keyOf(1), keyOf(2), keyOf(3)]).not.toContain(f.path);
   expect(s.manifest.pendingFiles()).toEqual([]);
   await s.restart();
-  expect(s.manifest.listAll().map((f) => f.path)).toEqual([keyOf(2), keyOf(3)]);
+  expect(s.manifest.listAll().map((f) => f.path)).toEqual(restored.map((f) => f.path));
   s.close();
 });
+
+test('a backed-up file whose key holds the same object already is registered as it is, not copied', async () => {
+  const s = await setup();
+  const backedUp = join(backupPaths(s.root, s.id).data, keyOf(2));
+  const info = await s.store.put(keyOf(2), { file: await copyToScratch(s.store, backedUp) });
+  const { broken, puts } = breakPut(s.store, 3, () => Promise.reject(new Error('unexpected put')));
+  await restoreBackup(targets(s, broken), s.id, opts, idleProgress(), new AbortController().signal);
+  expect(puts).toHaveLength(1);
+  const paths = s.manifest.listAll().map((f) => f.path);
+  expect(paths).toContain(keyOf(2));
+  expect(paths).toHaveLength(2);
+  expect((await s.store.stat(keyOf(2)))?.bytes).toBe(info.bytes);
+  s.close();
+});
+
+async function copyToScratch(store: ObjectStore, file: string): Promise<string> {
+  const scratch = store.scratchPath('copy.parquet');
+  await Bun.write(scratch, Bun.file(file));
+  return scratch;
+}

@@ -1,17 +1,19 @@
 /**
  * Restores a backup into the running server. Data: every backed-up file is put through the ObjectStore
- * (skipped when the same key with the same size is already there), then one manifest transaction makes
- * the backed-up files the only registered ones (the others are tombstoned and deleted by the reaper once
- * no query reads them), so a query sees the old data or the restored data, never a mix. Metadata: the
+ * under a new key of its hour (skipped when its own key with the same size is already there), then one
+ * manifest transaction makes the backed-up files the only registered ones (the others are tombstoned
+ * and deleted by the reaper once no query reads them), so a query sees the old data or the restored
+ * data, never a mix. A new key because the query engine trusts what it cached per key: its old key may
+ * hold other bytes (a damaged file) that DuckDB has read, or have held them before. Metadata: the
  * live database is kept as `<db>.before-restore`, then its tables are replaced from the snapshot in one
  * transaction (see metadata-store.ts). Config: the file in use is kept as `.before-restore` and
  * overwritten; it takes effect at the next start.
  */
 import { copyFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CatalogDb, FileManifestStore } from '../../catalog/index.ts';
+import type { CatalogDb, FileManifestStore, ManifestFile } from '../../catalog/index.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { FileReaper, ObjectStore } from '../../storage/index.ts';
+import { dataFileKey, type FileReaper, type ObjectStore } from '../../storage/index.ts';
 import { backupPaths } from './backup-layout.ts';
 import { fromBackupFile, type BackupManifest } from './backup-manifest.ts';
 import { checkAborted, type ProgressRecord } from './backup-progress.ts';
@@ -85,29 +87,30 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
   await t.flushAll();
   // Leased until registered: a tombstoned object under a restored key must not be reaped meanwhile.
   const release = t.reaper.acquire(backup.files.map((f) => f.path));
-  // Keys put here that the manifest does not list: pending until the swap, so a failure or a crash
-  // before it cannot leave them for a start-up rebuild to register next to the live files.
+  // Keys put here: pending until the swap, so a failure or a crash before it cannot leave them for a
+  // start-up rebuild to register next to the live files.
   const added: string[] = [];
+  const restored: ManifestFile[] = [];
   try {
     for (const f of backup.files) {
       checkAborted(signal);
-      const source = join(dataDir, f.path);
       const live = await t.store.stat(f.path);
-      if (!live || live.bytes !== f.bytes) {
+      if (live && live.bytes === f.bytes) restored.push(fromBackupFile(f));
+      else {
         const scratch = t.store.scratchPath('restore.parquet');
-        await copyFile(source, scratch);
-        if (!t.manifest.get(f.path)) {
-          t.manifest.intend(f.path, 'drop');
-          added.push(f.path);
-        }
-        await t.store.put(f.path, { file: scratch });
+        await copyFile(join(dataDir, f.path), scratch);
+        const key = dataFileKey(f.database, f.measurement, f.hour);
+        t.manifest.intend(key, 'drop');
+        added.push(key);
+        await t.store.put(key, { file: scratch });
+        restored.push({ ...fromBackupFile(f), path: key });
       }
       progress.processed_files++;
       progress.processed_bytes += f.bytes;
     }
     checkAborted(signal);
     const live = t.manifest.listAll().map((f) => f.path);
-    t.manifest.replace(live, backup.files.map(fromBackupFile));
+    t.manifest.replace(live, restored);
   } catch (err) {
     for (const k of added) {
       if (!t.manifest.get(k)) await t.store.delete(k).catch(() => false);

@@ -1,12 +1,12 @@
 /**
  * Query routes (spec, "Query endpoints"): thin handlers that check the body, run the SQL through the
- * QueryService with the format's encoder, and send the bytes. The client's disconnect (the request
- * signal) cancels the running statement.
+ * QueryService with the format's encoder, and stream the bytes. The client's disconnect (the request
+ * signal, or the body cancelled mid-response) cancels the running statement.
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
-import { ArrowEncoder, JsonEncoder, MsgpackEncoder, type QueryService } from '../../query/index.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, streamQuery, type Emit, type QueryService } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -41,8 +41,6 @@ const sqlOf = (body: z.output<typeof queryBody>): string => {
   if (!sql || sql.trim() === '') throw invalid('sql is required: send {"sql": "SELECT ..."}');
   return sql;
 };
-/** Response body from byte parts, without copying them together. */
-const blob = (parts: Uint8Array[]) => new Blob(parts as Uint8Array<ArrayBuffer>[]);
 const databaseOf = (c: Context<AppEnv>) => c.req.header('x-svc-database') || undefined;
 
 /** A time parameter as a DuckDB TIMESTAMP expression (µs precision from RFC 3339, ms from epoch numbers). */
@@ -61,29 +59,30 @@ export function queryRoutes(queries: QueryService) {
   // Per route, not app.use('*'): this router is mounted at /api/v1 next to routers of other resources.
   const read = requirePermission('read');
 
+  // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
   app.post('/query', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
-    return new Response(blob(await out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+    const body = await streamQuery(queries, { sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols, emit) => new JsonEncoder(cols, emit));
+    return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 
   app.post('/query/arrow', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW }, (cols) => new ArrowEncoder(cols));
-    return new Response(blob(out.encoder.finish()), { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
+    const req = { sql, database: databaseOf(c), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
+    const body = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
+    return new Response(body, { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
   });
 
   app.post('/query/msgpack', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const out = await queries.run({ sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols) => new MsgpackEncoder(cols));
-    const profile = c.req.header('x-svc-profile')?.toLowerCase() === 'true' ? { ...out.profile, rows: out.encoder.rowCount } : undefined;
-    const parts = out.encoder.finish({ executionTimeMs: out.executionTimeMs, profile });
+    const profile = c.req.header('x-svc-profile')?.toLowerCase() === 'true';
+    const zstd = /\bzstd\b/i.test(c.req.header('accept-encoding') ?? '');
+    // The map is emitted whole at the end, so compressing it is one call over all of it.
+    const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts))]);
+    const body = await streamQuery(queries, { sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
-    if (/\bzstd\b/i.test(c.req.header('accept-encoding') ?? '')) {
-      headers['content-encoding'] = 'zstd';
-      return new Response(blob([Bun.zstdCompressSync(await blob(parts).bytes())]), { headers });
-    }
-    return new Response(blob(parts), { headers });
+    if (zstd) headers['content-encoding'] = 'zstd';
+    return new Response(body, { headers });
   });
 
   app.post('/query/estimate', read, async (c) => {
@@ -105,8 +104,8 @@ export function queryRoutes(queries: QueryService) {
     if (!IDENT.test(database) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${database}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
-    const out = await queries.run({ sql, signal: c.req.raw.signal }, (cols) => new JsonEncoder(cols));
-    return new Response(blob(await out.encoder.finish({ executionTimeMs: out.executionTimeMs })), { headers: { 'content-type': 'application/json' } });
+    const body = await streamQuery(queries, { sql, signal: c.req.raw.signal }, (cols, emit) => new JsonEncoder(cols, emit));
+    return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 
   return app;

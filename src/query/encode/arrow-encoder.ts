@@ -1,6 +1,6 @@
 /**
- * Arrow IPC stream results (`application/vnd.apache.arrow.stream`): record batches of up to
- * BATCH_ROWS rows whose fixed-width buffers are the chunks' vector bytes as read (see arrow-columns.ts),
+ * Arrow IPC stream results (`application/vnd.apache.arrow.stream`), written as the chunks arrive:
+ * record batches of up to BATCH_ROWS rows whose fixed-width buffers are the chunks' vector bytes as read (see arrow-columns.ts),
  * framed by hand (arrow-ipc.ts). An empty result is still a valid stream: the schema and one empty
  * batch, readable by apache-arrow and by DuckDB.
  */
@@ -9,25 +9,28 @@ import type { DuckDBDataChunk } from '../../duckdb/index.ts';
 import { ArrowColumn } from './arrow-columns.ts';
 import { endOfStream, recordBatchMessage, schemaMessage } from './arrow-ipc.ts';
 import type { ResultColumn } from './result.ts';
+import type { Emit } from '../result-stream.ts';
 
-const BATCH_ROWS = 122_880;
+/** Rows per record batch: the first bytes leave after this many rows, and each batch is one DuckDB hand-over of memory. */
+const BATCH_ROWS = 32_768;
 
-/** Collects chunks into record batches; `finish` returns the stream. */
+/** Collects chunks into record batches and writes each through `emit` (without `emit`, collects the stream for `finish`). */
 export class ArrowEncoder {
   private readonly schema: Schema;
   private readonly builders: ArrowColumn[];
-  /** The stream so far. Body parts are JS-owned: node-bindings' vector_get_data copies out of DuckDB. */
-  private readonly parts: Uint8Array[] = [];
+  private readonly emit: Emit;
+  private readonly collected: Uint8Array[] = [];
   private batches = 0;
   private pending = 0;
   private rows = 0;
   /** Chunks of the pending batch: long strings are read through pointers into their memory at `cut`. */
   private held: DuckDBDataChunk[] = [];
 
-  constructor(columns: readonly ResultColumn[]) {
+  constructor(columns: readonly ResultColumn[], emit?: Emit) {
+    this.emit = emit ?? ((parts) => void this.collected.push(...parts));
     this.builders = columns.map((c) => new ArrowColumn(c.kind));
     this.schema = new Schema(columns.map((c, i) => new Field(c.name, this.builders[i]!.type, true)));
-    this.parts.push(schemaMessage(this.schema));
+    this.emit([schemaMessage(this.schema)]);
   }
 
   /** Number of rows added so far. */
@@ -46,16 +49,20 @@ export class ArrowEncoder {
     if (this.pending >= BATCH_ROWS) this.cut();
   }
 
-  /** The whole IPC stream as parts (the response Blob joins them: one copy, no concatenation here). */
-  finish(): Uint8Array[] {
+  /** Writes the last batch (an empty one when there were no rows: readers want one) and the end-of-stream marker. */
+  end(): void {
     if (this.pending > 0 || this.batches === 0) this.cut();
-    this.parts.push(endOfStream());
-    return this.parts;
+    this.emit([endOfStream()]);
+  }
+
+  /** The whole IPC stream as parts (when built without `emit`). */
+  finish(): Uint8Array[] {
+    this.end();
+    return this.collected;
   }
 
   private cut(): void {
-    const length = this.pending;
-    for (const p of recordBatchMessage(length, this.builders.map((b) => b.take()))) this.parts.push(p);
+    this.emit(recordBatchMessage(this.pending, this.builders.map((b) => b.take())));
     this.batches++;
     this.pending = 0;
     this.held = [];

@@ -3,66 +3,125 @@
  * JSON.stringify over the data. Row-major `data`; timestamps RFC 3339 UTC; NaN/Infinity -> null;
  * BIGINT, HUGEINT and scale-0 decimals as exact integer digits (a client parsing into doubles
  * rounds beyond 2^53, one that parses big numbers keeps every digit); other decimals as numbers;
- * nested and exotic types through DuckDB's own JSON conversion. Large results are split between
- * the main thread and the JSON workers (json-workers.ts), which write their rows in parallel.
+ * nested and exotic types through DuckDB's own JSON conversion. Batches of rows are shared between
+ * the main thread and the JSON workers (json-workers.ts), which write them in parallel.
  */
 import { JsonDuckDBValueConverter, rawVector, stringBytes, type DuckDBDataChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
 import { JsonRows, portableKind, type RowColumn } from './json-rows.ts';
 import type { JsonJob } from './json-worker.ts';
-import { encodeOnWorker, jsonWorkerCount } from './json-workers.ts';
+import { encodeOnWorker, freeWorker } from './json-workers.ts';
+import type { Emit } from '../result-stream.ts';
 import type { ResultColumn } from './result.ts';
 
-/** Below this many rows the workers' hand-off costs more than it saves. */
-const PARALLEL_MIN_ROWS = 100_000;
+/**
+ * Rows per unit of work: small enough that the first bytes leave early and a worker's share
+ * overlaps the scan, large enough that the hand-off to a worker stays a small part of it.
+ */
+const BATCH_ROWS = 16_384;
+/** Batches encoded but not yet sent before `add` waits for the oldest. */
+const MAX_QUEUED = 4;
+/** Jobs a worker may hold at once: one running, one waiting, so it never idles between batches. */
+const WORKER_JOBS = 2;
 
-/** Collects result chunks; `finish` writes the whole body. */
+/** One batch's bytes, possibly still being written by a worker. */
+interface Pending {
+  parts: Uint8Array[] | null;
+  done: Promise<void>;
+}
+
+/**
+ * Writes the body through `emit` as chunks arrive (without `emit`, collects it for `finish`): the
+ * opening bytes at once, then batches of rows in order. A batch goes to a JSON worker when one has
+ * room, else it is written here; the first batch is always written here.
+ */
 export class JsonEncoder {
-  private readonly chunks: DuckDBDataChunk[] = [];
+  private readonly emit: Emit;
+  private readonly collected: Uint8Array[] = [];
+  private readonly here: JsonRows;
+  private readonly portable: boolean;
+  private batch: DuckDBDataChunk[] = [];
+  private batchRows = 0;
   private rows = 0;
+  private started = false;
+  private readonly queue: Pending[] = [];
 
-  constructor(private readonly columns: readonly ResultColumn[]) {}
+  constructor(
+    private readonly columns: readonly ResultColumn[],
+    emit?: Emit,
+  ) {
+    this.emit = emit ?? ((parts) => void this.collected.push(...parts));
+    this.here = new JsonRows(columns.map((c) => c.kind));
+    this.portable = columns.every((c) => portableKind(c.kind));
+    const head = new ByteSink();
+    head.utf8(`{"columns":${JSON.stringify(columns.map((c) => c.name))},"types":${JSON.stringify(columns.map((c) => c.type))},"data":[`);
+    this.emit(head.parts());
+  }
 
   /** Number of rows added so far. */
   get rowCount(): number {
     return this.rows;
   }
 
-  /** Adds a chunk (kept, not copied, until `finish`). */
-  add(chunk: DuckDBDataChunk): void {
+  /** Adds a chunk (kept, not copied, until its batch is written); waits while too much is queued. */
+  add(chunk: DuckDBDataChunk): Promise<void> | undefined {
     if (chunk.rowCount === 0) return;
-    this.chunks.push(chunk);
+    this.batch.push(chunk);
+    this.batchRows += chunk.rowCount;
     this.rows += chunk.rowCount;
+    if (this.batchRows >= BATCH_ROWS) return this.flush(MAX_QUEUED);
   }
 
-  /** The complete response body as parts. */
-  async finish(meta: { executionTimeMs: number }): Promise<Uint8Array[]> {
-    const head = new ByteSink();
-    head.utf8(`{"columns":${JSON.stringify(this.columns.map((c) => c.name))},"types":${JSON.stringify(this.columns.map((c) => c.type))},"data":[`);
-    const body = await this.encodeRows();
+  /** Writes the remaining rows and the closing bytes. */
+  async end(meta: { executionTimeMs: number }): Promise<void> {
+    await this.flush(0);
     const tail = new ByteSink();
     const ms = Number.isFinite(meta.executionTimeMs) ? meta.executionTimeMs : 0;
     tail.ascii(`],"row_count":${this.rows},"execution_time_ms":${ms},"success":true}`);
-    return [...head.parts(), ...body, ...tail.parts()];
+    this.emit(tail.parts());
   }
 
-  private async encodeRows(): Promise<Uint8Array[]> {
-    const workers = this.rows >= PARALLEL_MIN_ROWS && this.columns.every((c) => portableKind(c.kind)) ? jsonWorkerCount() : 0;
-    if (workers === 0) return this.encodeHere(this.chunks, true);
-    // Contiguous slices of about equal rows: the main thread takes the first, each worker one more.
-    const slices = sliceChunks(this.chunks, workers + 1);
-    const jobs = slices.slice(1).map((slice, k) => {
-      const { job, transfer } = this.job(slice);
-      return encodeOnWorker(k, job, transfer).catch(() => this.encodeHere(slice, false));
-    });
-    const mine = this.encodeHere(slices[0]!, true);
-    return [...mine, ...(await Promise.all(jobs)).flat()];
+  /** The complete body as parts (when built without `emit`). */
+  async finish(meta: { executionTimeMs: number }): Promise<Uint8Array[]> {
+    await this.end(meta);
+    return this.collected;
+  }
+
+  /** Starts the pending batch, then sends finished batches in order until at most `maxQueued` remain. */
+  private async flush(maxQueued: number): Promise<void> {
+    if (this.batchRows > 0) {
+      const chunks = this.batch;
+      const first = !this.started;
+      this.batch = [];
+      this.batchRows = 0;
+      this.started = true;
+      const k = first || !this.portable ? -1 : freeWorker(WORKER_JOBS);
+      if (k < 0) this.queue.push({ parts: this.encodeHere(chunks, first), done: Promise.resolve() });
+      else {
+        const { job, transfer } = this.job(chunks, first);
+        const entry: Pending = { parts: null, done: Promise.resolve() };
+        // A worker that fails leaves its batch to this thread: results never depend on workers.
+        entry.done = encodeOnWorker(k, job, transfer)
+          .catch(() => this.encodeHere(chunks, first))
+          .then((parts) => void (entry.parts = parts));
+        this.queue.push(entry);
+      }
+    }
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (head.parts === null) {
+        if (this.queue.length <= maxQueued) return;
+        await head.done;
+      }
+      this.emit(head.parts!);
+      this.queue.shift();
+    }
   }
 
   /** Encodes `chunks` on this thread. */
   private encodeHere(chunks: readonly DuckDBDataChunk[], first: boolean): Uint8Array[] {
-    const rows = new JsonRows(this.columns.map((c) => c.kind));
+    const rows = this.here;
     const sink = new ByteSink();
     for (const chunk of chunks) {
       const cols = this.columns.map((c, ci): RowColumn => {
@@ -78,7 +137,7 @@ export class JsonEncoder {
   }
 
   /** A worker job for `chunks`: copies of their column memory, long strings resolved. */
-  private job(chunks: readonly DuckDBDataChunk[]): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
+  private job(chunks: readonly DuckDBDataChunk[], first: boolean): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
     const transfer: ArrayBuffer[] = [];
     const own = (a: Uint8Array) => {
       const copy = a.slice();
@@ -99,7 +158,7 @@ export class JsonEncoder {
         return { data: own(raw.data), validity: raw.validity ? own(raw.validity) : null, long };
       }),
     }));
-    return { job: { kinds: this.columns.map((c) => c.kind), first: false, chunks: out }, transfer };
+    return { job: { kinds: this.columns.map((c) => c.kind), first, chunks: out }, transfer };
   }
 
   /** Cells DuckDB renders itself (nested and exotic types, blobs as base64). */
@@ -111,16 +170,4 @@ export class JsonEncoder {
     const values = chunk.convertColumnValues(ci, JsonDuckDBValueConverter);
     return (i) => sink.utf8(JSON.stringify(values[i] ?? null));
   }
-}
-
-/** Splits chunks into `parts` contiguous runs of roughly equal row counts. */
-function sliceChunks(chunks: readonly DuckDBDataChunk[], parts: number): DuckDBDataChunk[][] {
-  const total = chunks.reduce((n, c) => n + c.rowCount, 0);
-  const out: DuckDBDataChunk[][] = Array.from({ length: parts }, () => []);
-  let seen = 0;
-  for (const c of chunks) {
-    out[Math.min(parts - 1, Math.floor((seen * parts) / total))]!.push(c);
-    seen += c.rowCount;
-  }
-  return out;
 }

@@ -4,6 +4,7 @@
  * crashes is dropped and its share is encoded on the main thread, so results never depend on them.
  */
 import { availableParallelism } from 'node:os';
+import { workerUrl } from '../../lib/worker-url.ts';
 import type { JsonJob, JsonJobResult } from './json-worker.ts';
 
 interface Slot {
@@ -14,17 +15,12 @@ interface Slot {
 let slots: Slot[] | null = null;
 let nextId = 0;
 
-/** Inside the compiled executable a worker lives at its path relative to src/ (see build.ts). */
-function workerUrl(): string {
-  return import.meta.url.includes('$bunfs') ? './query/encode/json-worker.ts' : new URL('./json-worker.ts', import.meta.url).href;
-}
-
 function start(): Slot[] {
   const count = Math.max(0, Math.min(3, availableParallelism() - 1));
   const out: Slot[] = [];
   for (let k = 0; k < count; k++) {
     try {
-      const worker = new Worker(workerUrl());
+      const worker = new Worker(workerUrl('query/encode/json-worker.ts'));
       const slot: Slot = { worker, pending: new Map() };
       worker.onmessage = (e: MessageEvent<JsonJobResult>) => {
         const p = slot.pending.get(e.data.id);
@@ -47,12 +43,6 @@ function start(): Slot[] {
   return out;
 }
 
-/** Number of workers available (started on first use). */
-export function jsonWorkerCount(): number {
-  slots ??= start();
-  return slots.length;
-}
-
 /** Encodes a job on worker `k`; rejects when that worker is gone or fails. */
 export function encodeOnWorker(k: number, job: Omit<JsonJob, 'id'>, transfer: ArrayBuffer[]): Promise<Uint8Array[]> {
   const slot = (slots ??= start())[k];
@@ -62,4 +52,12 @@ export function encodeOnWorker(k: number, job: Omit<JsonJob, 'id'>, transfer: Ar
     slot.pending.set(id, { resolve, reject });
     slot.worker.postMessage({ ...job, id }, transfer);
   });
+}
+
+/** The worker holding the fewest jobs if that is below `limit`, else -1 (started on first use). */
+export function freeWorker(limit: number): number {
+  const all = (slots ??= start());
+  let best = -1;
+  for (let k = 0; k < all.length; k++) if (all[k]!.pending.size < limit && (best < 0 || all[k]!.pending.size < all[best]!.pending.size)) best = k;
+  return best;
 }

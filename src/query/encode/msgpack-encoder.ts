@@ -9,6 +9,8 @@ import { rawVector, stringBytes, stringLength, type DuckDBDataChunk, type RawVec
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth, wireTypeName } from './column-kind.ts';
 import type { ResultColumn } from './result.ts';
+import type { QueryProfile } from '../execution.ts';
+import type { Emit } from '../result-stream.ts';
 import { decimalAt, numberView, unscaledAt, words } from './values.ts';
 
 const TWO_32 = 4294967296;
@@ -99,12 +101,23 @@ function header(s: ByteSink, n: number, codes: number[], fix: number, fixLimit =
   else (b[s.pos++] = codes[2]!), put32(b, s.pos, n), (s.pos += 4);
 }
 
-/** Accumulates chunks column by column; `finish` assembles the map. */
+/**
+ * Accumulates chunks column by column as they arrive (columnar `data` cannot be sent before the row
+ * count is known); `end` writes the whole map through `emit` at once (without `emit`, `finish` returns it).
+ */
 export class MsgpackEncoder {
   private readonly sinks: ByteSink[];
+  private readonly emit: Emit;
+  private readonly collected: Uint8Array[] = [];
   private rows = 0;
 
-  constructor(private readonly columns: readonly ResultColumn[]) {
+  /** `withProfile`: add the query's `profile` (x-svc-profile) with the row count. */
+  constructor(
+    private readonly columns: readonly ResultColumn[],
+    emit?: Emit,
+    private readonly withProfile = false,
+  ) {
+    this.emit = emit ?? ((parts) => void this.collected.push(...parts));
     this.sinks = columns.map(() => new ByteSink());
   }
 
@@ -120,10 +133,17 @@ export class MsgpackEncoder {
     this.rows += n;
   }
 
-  /** The whole map as parts; `profile` is included only when given. */
-  finish(meta: { executionTimeMs: number; profile?: Record<string, unknown> }): Uint8Array[] {
+  /** The whole map as parts (when built without `emit`). */
+  finish(meta: { executionTimeMs: number; profile?: QueryProfile }): Uint8Array[] {
+    this.end(meta);
+    return this.collected;
+  }
+
+  /** Writes the whole map. */
+  end(meta: { executionTimeMs: number; profile?: QueryProfile }): void {
+    const profile = this.withProfile && meta.profile ? { ...meta.profile, rows: this.rows } : undefined;
     const head = new ByteSink();
-    mp.map(head, meta.profile ? 8 : 7);
+    mp.map(head, profile ? 8 : 7);
     mp.str(head, 'success');
     mp.bool(head, true);
     mp.str(head, 'columns');
@@ -147,17 +167,17 @@ export class MsgpackEncoder {
     mp.float64(tail, meta.executionTimeMs);
     mp.str(tail, 'timestamp');
     mp.str(tail, new Date().toISOString());
-    if (meta.profile) {
+    if (profile) {
       mp.str(tail, 'profile');
-      mp.map(tail, Object.keys(meta.profile).length);
-      for (const [k, v] of Object.entries(meta.profile)) {
+      mp.map(tail, Object.keys(profile).length);
+      for (const [k, v] of Object.entries(profile)) {
         mp.str(tail, k);
         if (typeof v === 'number') mp.float64(tail, v);
         else mp.str(tail, String(v));
       }
     }
     parts.push(...tail.parts());
-    return parts;
+    this.emit(parts);
   }
 }
 

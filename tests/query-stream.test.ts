@@ -1,0 +1,49 @@
+/**
+ * Streamed query bodies on a real server: large results cross many batches (and the JSON workers)
+ * and still arrive whole and in order; a query failing late is an error response, not a short result.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { tableFromIPC } from 'apache-arrow';
+import { startServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(() => s.cleanup());
+
+const post = (route: string, sql: string) => s.fetch(route, { method: 'POST', body: JSON.stringify({ sql }) });
+const ROWS = 300_000;
+const SQL = `SELECT i, make_timestamp(i * 1000) AS t, i / 7 AS x, 'h' || (i % 5) AS h FROM range(${ROWS}) r(i)`;
+
+describe('streamed bodies', () => {
+  test('a large JSON result arrives whole and in order', async () => {
+    const r = await post('/api/v1/query', SQL);
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { row_count: number; data: unknown[][] };
+    expect(body.row_count).toBe(ROWS);
+    expect(body.data.length).toBe(ROWS);
+    expect(body.data.every((row: unknown[], i: number) => row[0] === i)).toBe(true);
+    expect(body.data[123_457]).toEqual([123_457, '1970-01-01T00:02:03.457Z', 123_457 / 7, 'h2']);
+    expect(Object.keys(body)).toEqual(['columns', 'types', 'data', 'row_count', 'execution_time_ms', 'success']);
+  });
+
+  test('a large Arrow result is one stream of several record batches', async () => {
+    const r = await post('/api/v1/query/arrow', SQL);
+    const table = tableFromIPC(new Uint8Array(await r.arrayBuffer()));
+    expect(table.numRows).toBe(ROWS);
+    expect(table.batches.length).toBeGreaterThan(1);
+    expect(Number(table.getChild('i')!.get(ROWS - 1))).toBe(ROWS - 1);
+    expect(table.getChild('h')!.get(7)).toBe('h2');
+  });
+
+  test('an engine error late in a large result is an error response, never a shorter result', async () => {
+    const sql = `SELECT CASE WHEN i < 2000000 THEN i ELSE error('boom') END AS v FROM range(3000000) r(i)`;
+    for (const route of ['/api/v1/query', '/api/v1/query/arrow', '/api/v1/query/msgpack']) {
+      const r = await post(route, sql);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toContain('boom');
+    }
+    expect(((await (await post('/api/v1/query', 'SELECT 1 AS one')).json()) as { data: unknown }).data).toEqual([[1]]);
+  });
+});
