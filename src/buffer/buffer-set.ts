@@ -9,10 +9,10 @@ import type { DuckDBInstance } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import { messageOf } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
-import type { ParquetCompression } from '../parquet/index.ts';
+import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import { type HourFileWriter, openFileWriters } from './file-writers.ts';
-import { sealJob, writeJob, type FlushJob } from './flush-job.ts';
+import { putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
 import { FlushQueue } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
 import { TicketTracker } from './ticket-tracker.ts';
@@ -242,28 +242,30 @@ export class BufferSet {
     this.queue.push(job);
   }
 
+  /** The runner's part: the worker writes the files; landing them (fsyncs, renames) overlaps the worker's next job. */
   private async runJob(writer: HourFileWriter, job: FlushJob): Promise<void> {
-    const files = await writeJob(writer, this.deps.store, this.deps.manifest, job, this.opts.compression);
-    // A measurement's flushes register in seal (= seq) order: were a newer one registered and its WAL
-    // entries released first, a crash would replay the older rows with a newer sequence than the
-    // newer file's. The wait does not hold this worker (the earlier job may need one to retry).
-    const key = keyOf(job.database, job.measurement);
-    const pending = this.inflight.get(key) ?? [];
-    const earlier = pending.slice(0, Math.max(0, pending.indexOf(job)));
-    if (earlier.length > 0) {
-      void Promise.all(earlier.map((j) => j.done)).then(async () => {
-        try {
-          await this.register(job, files);
-        } catch (err) {
-          job.attempts++;
-          this.failed(job, err);
-          // Written again from the start, after a backoff like the queue's own retries.
-          setTimeout(() => this.queue.push(job), Math.min(30_000, 250 * 2 ** Math.min(job.attempts - 1, 10)));
-        }
-      });
-      return;
+    const written = await writeJobFiles(writer, this.deps.store, job, this.opts.compression);
+    void this.land(job, written);
+  }
+
+  /**
+   * Puts a written job's files into storage and registers them. A measurement's flushes register in
+   * seal (= seq) order: were a newer one registered and its WAL entries released first, a crash would
+   * replay the older rows with a newer sequence than the newer file's. On failure the job is written
+   * again from the start after a backoff, like the queue's own retries.
+   */
+  private async land(job: FlushJob, written: WrittenFile[]): Promise<void> {
+    try {
+      const files = await putJobFiles(this.deps.store, this.deps.manifest, job, written);
+      const pending = this.inflight.get(keyOf(job.database, job.measurement)) ?? [];
+      const earlier = pending.slice(0, Math.max(0, pending.indexOf(job)));
+      if (earlier.length > 0) await Promise.all(earlier.map((j) => j.done));
+      await this.register(job, files);
+    } catch (err) {
+      job.attempts++;
+      this.failed(job, err);
+      setTimeout(() => this.queue.push(job), Math.min(30_000, 250 * 2 ** Math.min(job.attempts - 1, 10)));
     }
-    await this.register(job, files);
   }
 
   /** Registers a written job's files and releases what the rows held; on failure the files are deleted. */

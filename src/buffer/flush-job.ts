@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import type { ParquetCompression } from '../parquet/index.ts';
+import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import { dataFileKey, type ObjectStore } from '../storage/index.ts';
 import type { HourFileWriter } from './file-writers.ts';
 
@@ -27,13 +27,17 @@ export function sealJob(manifest: FileManifestStore, database: string, measureme
   return { database, measurement, batches, rows, tickets, seq: manifest.nextSeq(), attempts: 0, done, resolve };
 }
 
+/** Writes a job's rows as one Parquet file per UTC hour at scratch paths (the flush worker's part). */
+export function writeJobFiles(writer: HourFileWriter, store: ObjectStore, job: FlushJob, compression: ParquetCompression): Promise<WrittenFile[]> {
+  return writer.write(job.batches, compression, store.scratchPath(`flush-${job.seq}`));
+}
+
 /**
- * Writes a job's rows as one Parquet file per UTC hour and puts them into the store. Returns the
- * manifest entries; registering them is the caller's (synchronous) step. On failure nothing is left
- * under a final key, so a retry cannot produce duplicates.
+ * Puts a job's written files into the store under their final keys. Returns the manifest entries;
+ * registering them is the caller's (synchronous) step. On failure nothing is left under a final key
+ * and the scratch files are removed, so a retry cannot produce duplicates.
  */
-export async function writeJob(writer: HourFileWriter, store: ObjectStore, manifest: FileManifestStore, job: FlushJob, compression: ParquetCompression): Promise<ManifestFile[]> {
-  const written = await writer.write(job.batches, compression, store.scratchPath(`flush-${job.seq}`));
+export async function putJobFiles(store: ObjectStore, manifest: FileManifestStore, job: FlushJob, written: readonly WrittenFile[]): Promise<ManifestFile[]> {
   const out: ManifestFile[] = [];
   const createdAt = new Date().toISOString();
   try {
