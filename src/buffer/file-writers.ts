@@ -8,7 +8,7 @@ import { type ColumnBatch, toWire } from '../ingest/index.ts';
 import { workerUrl } from '../lib/worker-url.ts';
 import type { Logger } from '../observability/index.ts';
 import { writeHourFiles, type ParquetCompression, type WrittenFile } from '../parquet/index.ts';
-import { type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
+import { type CloseRequest, type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
 
 /** Writes rows of one measurement as one file per UTC hour at `scratchPrefix`-derived paths. */
 export interface HourFileWriter {
@@ -17,16 +17,67 @@ export interface HourFileWriter {
 }
 
 const READY_TIMEOUT_MS = 30_000;
+const CLOSE_TIMEOUT_MS = 10_000;
 
-/** A flush worker thread; a crashed one is replaced on the next write (its job fails and is retried). */
+/**
+ * A flush worker thread, started in the background so it does not hold up start-up. A crashed worker
+ * is replaced on the next write (its job fails and is retried); when a worker cannot start at all, the
+ * writer switches for good to `fallback` (logged once).
+ */
 class WorkerFileWriter implements HourFileWriter {
   private worker: Worker | null = null;
   private ready: Promise<void> | null = null;
+  private replacement: HourFileWriter | null = null;
   private readonly pending = new Map<number, { resolve: (files: WrittenFile[]) => void; reject: (err: Error) => void }>();
   private nextId = 1;
+  private onClosed: (() => void) | null = null;
+
+  constructor(
+    private readonly fallback: () => Promise<HourFileWriter>,
+    private readonly logger: Logger,
+  ) {
+    this.start().catch(() => undefined);
+  }
+
+  async write(batches: readonly ColumnBatch[], compression: ParquetCompression, scratchPrefix: string): Promise<WrittenFile[]> {
+    if (this.replacement) return this.replacement.write(batches, compression, scratchPrefix);
+    try {
+      await (this.worker ? this.ready : this.start());
+    } catch (err) {
+      this.logger.warn('a flush worker cannot start; flushing on the main thread instead', { error: err instanceof Error ? err.message : String(err) });
+      this.replacement ??= await this.fallback();
+      return this.replacement.write(batches, compression, scratchPrefix);
+    }
+    const worker = this.worker!;
+    const { batches: wire, transfer } = toWire(batches);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, batches: wire, compression, scratchPrefix } satisfies FlushRequest, transfer);
+    });
+  }
+
+  /** Lets the worker close its DuckDB first: a DuckDB call still running when a worker is terminated aborts the process. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) {
+      const started = await this.ready?.then(
+        () => true,
+        () => false,
+      );
+      if (started) {
+        const closed = new Promise<void>((resolve) => (this.onClosed = resolve));
+        worker.postMessage({ close: true } satisfies CloseRequest);
+        await Promise.race([closed, Bun.sleep(CLOSE_TIMEOUT_MS)]);
+      }
+      await worker.terminate();
+    }
+    await this.replacement?.close();
+  }
 
   /** Starts the worker; resolves once its DuckDB is open. */
-  start(): Promise<void> {
+  private start(): Promise<void> {
     const worker = new Worker(workerUrl('buffer/flush-worker.ts'));
     this.worker = worker;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -37,6 +88,7 @@ class WorkerFileWriter implements HourFileWriter {
           clearTimeout(timer);
           return m.ready ? resolve() : reject(new Error(`flush worker cannot open DuckDB: ${m.error}`));
         }
+        if ('closed' in m) return this.onClosed?.();
         const p = this.pending.get(m.id);
         this.pending.delete(m.id);
         if ('files' in m) p?.resolve(m.files);
@@ -49,24 +101,6 @@ class WorkerFileWriter implements HourFileWriter {
       };
     });
     return this.ready;
-  }
-
-  async write(batches: readonly ColumnBatch[], compression: ParquetCompression, scratchPrefix: string): Promise<WrittenFile[]> {
-    if (!this.worker) await this.start();
-    else await this.ready;
-    const worker = this.worker!;
-    const { batches: wire, transfer } = toWire(batches);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, batches: wire, compression, scratchPrefix } satisfies FlushRequest, transfer);
-    });
-  }
-
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
   }
 
   /** Fails what the dead worker held; the next write starts a new one. */
@@ -94,20 +128,14 @@ class ConnectionFileWriter implements HourFileWriter {
   }
 }
 
-/** `count` runners: Workers when they start, else connections of `instance` (logged once). */
+/** `count` runners: Workers (falling back to connections of `instance` where they cannot start), or connections. */
 export async function openFileWriters(count: number, instance: DuckDBInstance, logger: Logger, useWorkers = true): Promise<HourFileWriter[]> {
-  if (useWorkers) {
-    const writers = Array.from({ length: count }, () => new WorkerFileWriter());
-    try {
-      await Promise.all(writers.map((w) => w.start()));
-      return writers;
-    } catch (err) {
-      await Promise.all(writers.map((w) => w.close().catch(() => undefined)));
-      logger.warn('flush workers cannot start; flushing on the main thread instead', { error: err instanceof Error ? err.message : String(err) });
-    }
-  }
-  const connections = await Promise.all(Array.from({ length: count }, () => instance.connect()));
-  // Each flush runs on its own connection's thread; DuckDB's extra threads only add contention (2 cores).
-  await connections[0]?.run('SET threads = 1');
-  return connections.map((c, i) => new ConnectionFileWriter(c, `svc_flush_${i}`));
+  const connectionWriter = async (i: number) => {
+    const conn = await instance.connect();
+    // Each flush runs on its own connection's thread; DuckDB's extra threads only add contention (2 cores).
+    await conn.run('SET threads = 1');
+    return new ConnectionFileWriter(conn, `svc_flush_${i}`);
+  };
+  if (useWorkers) return Array.from({ length: count }, (_, i) => new WorkerFileWriter(() => connectionWriter(i), logger));
+  return Promise.all(Array.from({ length: count }, (_, i) => connectionWriter(i)));
 }

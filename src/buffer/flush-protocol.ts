@@ -10,8 +10,18 @@ export interface FlushRequest {
   scratchPrefix: string;
 }
 
-/** The first message (`ready` or why DuckDB could not open), then one answer per request. */
-export type FlushReply = { ready: true } | { ready: false; error: string } | { id: number; files: WrittenFile[] } | { id: number; error: string };
+/** Asks a worker to close its DuckDB and answer `closed` (terminating it mid-call would abort the process). */
+export interface CloseRequest {
+  close: true;
+}
+
+/** The first message (`ready` or why DuckDB could not open), then one answer per request, and `closed` last. */
+export type FlushReply =
+  | { ready: true }
+  | { ready: false; error: string }
+  | { id: number; files: WrittenFile[] }
+  | { id: number; error: string }
+  | { closed: true };
 
 /** The scratch path of hour `hour`'s file of a request (every writer names files the same way). */
 export const scratchFileFor = (prefix: string, hour: number) => `${prefix}-${hour}.parquet`;

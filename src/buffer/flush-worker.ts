@@ -8,7 +8,7 @@
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
 import { writeHourFiles } from '../parquet/index.ts';
-import { type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
+import { type CloseRequest, type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
 
 declare const self: Worker;
 
@@ -18,8 +18,13 @@ try {
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const conn = await instance.connect();
   // Requests run one at a time: the queue gives a worker its next job only after this one answered.
-  self.onmessage = async (event: MessageEvent<FlushRequest>) => {
+  self.onmessage = async (event: MessageEvent<FlushRequest | CloseRequest>) => {
     const req = event.data;
+    if ('close' in req) {
+      conn.closeSync();
+      instance.closeSync();
+      return self.postMessage({ closed: true } satisfies FlushReply);
+    }
     try {
       const files = await writeHourFiles(conn, fromWire(req.batches), {
         compression: req.compression,
