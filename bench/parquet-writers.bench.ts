@@ -1,8 +1,8 @@
 /**
  * `bun bench/parquet-writers.bench.ts`: the two Parquet writers the stack allows, on the ingest-bench
  * shape (time, host of 100, region of 10, five float fields), one sorted hour of rows written with
- * snappy: hyparquet-writer (pure JS, on the main thread) and the DuckDB path svc uses
- * (`writeHourFiles`: typed columns streamed into DuckDB, COPY to Parquet). Best of 3 each.
+ * snappy: hyparquet-writer (pure JS, on the main thread), DuckDB's COPY fed from the typed columns
+ * (svc's general path) and svc's direct writer (its flush path for one sorted hour). Best of 3 each.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,18 +55,21 @@ const hyparquetMs = await best(() => {
 const conn = await (await DuckDBInstance.create(':memory:')).connect();
 await conn.run('SET threads = 1');
 let n = 0;
-const duckdbMs = await best(async () => {
+const svcWrite = (engine: 'auto' | 'duckdb') => async () => {
   const columns = new Map<string, Column>([
     ['host', { type: 'string', values: hosts, valid: null, tag: true }],
     ['region', { type: 'string', values: regions, valid: null, tag: true }],
     ...FIELDS.map((name, k) => [name, { type: 'float64', values: fields[k]!, valid: null, tag: false }] as [string, Column]),
   ]);
   const batch: ColumnBatch = { measurement: 'cpu', length: ROWS, time, columns };
-  await writeHourFiles(conn, [batch], { compression: 'snappy', table: `w${n}`, pathFor: () => join(dir, `duckdb-${n++}.parquet`) });
-});
+  await writeHourFiles(conn, [batch], { compression: 'snappy', table: `w${n}`, pathFor: () => join(dir, `svc-${n++}.parquet`), engine });
+};
+const duckdbMs = await best(svcWrite('duckdb'));
+const directMs = await best(svcWrite('auto'));
 
 const rate = (ms: number) => `${((ROWS / ms) * 1000 / 1e6).toFixed(2)}M rows/s`;
 console.log(`parquet writers, ${ROWS.toLocaleString()} rows, snappy, best of 3`);
 console.log(`  hyparquet-writer  ${hyparquetMs.toFixed(0).padStart(6)} ms  ${rate(hyparquetMs)}`);
-console.log(`  DuckDB (svc)      ${duckdbMs.toFixed(0).padStart(6)} ms  ${rate(duckdbMs)}  = ${(hyparquetMs / duckdbMs).toFixed(1)}x hyparquet-writer`);
+console.log(`  DuckDB COPY       ${duckdbMs.toFixed(0).padStart(6)} ms  ${rate(duckdbMs)}  = ${(hyparquetMs / duckdbMs).toFixed(1)}x hyparquet-writer`);
+console.log(`  svc direct writer ${directMs.toFixed(0).padStart(5)} ms  ${rate(directMs)}  = ${(hyparquetMs / directMs).toFixed(1)}x hyparquet-writer, ${(duckdbMs / directMs).toFixed(1)}x DuckDB COPY`);
 rmSync(dir, { recursive: true, force: true });

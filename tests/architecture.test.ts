@@ -26,6 +26,7 @@ const PACKAGE_HOMES: [RegExp, string[]][] = [
   [/^mqtt$/, ['admin/mqtt/']],
   [/^@aws-sdk\//, ['storage/s3/']],
   [/^@azure\//, ['storage/azure/']],
+  [/^hyparquet-writer(\/|$)/, ['parquet/']],
 ];
 
 interface Import {

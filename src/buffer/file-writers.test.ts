@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '../duckdb/index.ts';
@@ -73,8 +73,10 @@ describe('flush writers', async () => {
   test('a failed write rejects with the engine error and the worker keeps serving', async () => {
     const [writer] = await openFileWriters(1, instance, logger);
     // (`expect(promise).rejects` never settled here under bun test 1.4.5; a plain then() does.)
-    const err = await writer!.write(batches(), 'snappy', join(dir, 'missing-folder', 'x')).then(() => null, (e: Error) => e);
-    expect(err?.message).toMatch(/missing-folder/);
+    // A file where the folder should be: no writer can create the path.
+    writeFileSync(join(dir, 'not-a-folder'), '');
+    const err = await writer!.write(batches(), 'snappy', join(dir, 'not-a-folder', 'x')).then(() => null, (e: Error) => e);
+    expect(err?.message).toMatch(/not-a-folder|ENOTDIR/);
     const files = await writer!.write(batches(), 'zstd', join(dir, 'again'));
     expect(files).toHaveLength(2);
     await writer!.close();

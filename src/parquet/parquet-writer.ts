@@ -1,13 +1,15 @@
 /**
- * ColumnBatches -> time-sorted Parquet files, one per UTC hour, written by DuckDB's COPY from the
- * batch scan (batch-scan.ts). DuckDB was measured faster than hyparquet-writer on the ingest
- * benchmark shape (see bench/parquet-writer.bench.ts), and its COPY runs off the JS thread.
+ * ColumnBatches -> time-sorted Parquet files, one per UTC hour. The common flush (one hour, rows in
+ * time order, numbers and tag-like strings) goes through the direct writer (direct-writer.ts);
+ * everything else through DuckDB's COPY from the batch scan (batch-scan.ts), which was measured
+ * faster than hyparquet-writer's general path (see bench/parquet-writers.bench.ts).
  */
 import type { DuckDBConnection } from '../duckdb/index.ts';
 import { MICROS_PER_HOUR, type ColumnBatch } from '../ingest/index.ts';
 import { hourLayout, type HourPart } from './hour-layout.ts';
 import { ORDINAL_COLUMN, withBatchScan } from './batch-scan.ts';
 import { planColumns } from './chunk-fill.ts';
+import { directWritable, writeDirect } from './direct-writer.ts';
 import { quoteIdent, type LoadedTable } from './table-loader.ts';
 
 /** Parquet compression codecs (`ingest.compression`). */
@@ -26,15 +28,18 @@ export interface WriteFilesOptions {
   pathFor(hour: number): string;
   /** Scratch table name (each concurrent writer needs its own). */
   table: string;
+  /** `duckdb`: always DuckDB's COPY (benchmarks and tests compare the two writers); default: the direct writer where it applies. */
+  engine?: 'auto' | 'duckdb';
 }
 
 const DICTIONARY_BYTES = 4096;
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
- * Writes `batches` (one measurement) as one time-sorted Parquet file per UTC hour. The usual case,
- * one hour, streams the rows from the JS arrays straight into the COPY; rows spanning hours are
- * first put into a scratch table (by DuckDB, from the same stream) and then copied an hour at a time.
+ * Writes `batches` (one measurement) as one time-sorted Parquet file per UTC hour: by the direct
+ * writer when it applies, else by DuckDB. There, one hour streams the rows from the JS arrays straight
+ * into the COPY; rows spanning hours are first put into a scratch table (by DuckDB, from the same
+ * stream) and then copied an hour at a time.
  */
 export async function writeHourFiles(conn: DuckDBConnection, batches: readonly ColumnBatch[], opts: WriteFilesOptions): Promise<WrittenFile[]> {
   const { parts, sorted } = hourLayout(batches);
@@ -42,10 +47,15 @@ export async function writeHourFiles(conn: DuckDBConnection, batches: readonly C
   const total = parts.reduce((n, p) => n + p.rows, 0);
   const plans = planColumns(batches, total, 'enum');
   const columns = ['time', ...plans.map((p) => p.name)];
+  const tags = plans.filter((p) => p.tag).map((p) => p.name);
+  const codec = opts.compression === 'snappy' || opts.compression === 'none' ? opts.compression : null;
+  if (codec && opts.engine !== 'duckdb' && directWritable(plans)) {
+    const files = parts.map((part) => ({ ...part, path: opts.pathFor(part.hour), columns }));
+    if (await writeDirect(batches, plans, total, files, codec, tags)) return files;
+  }
   if (parts.length === 1) {
     const part = parts[0]!;
     const path = opts.pathFor(part.hour);
-    const tags = plans.filter((p) => p.tag).map((p) => p.name);
     // Stable sort: equal times keep arrival order, which the scan's row number records.
     await withBatchScan(conn, batches, plans, !sorted, (scan) =>
       copyToParquet(conn, `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${scan}${sorted ? '' : ` ORDER BY time, ${ORDINAL_COLUMN}`}`, path, tags, opts.compression),
