@@ -52,7 +52,7 @@ export class ColumnBuilder {
     this.createdAt = createdAt;
     this.cap = Math.max(16, capacity);
     if (kind === KIND_STRING) this.strs = [];
-    else this.allocate(this.cap);
+    else this.allocate(this.cap, true);
   }
 
   /** Stores a float at `row` (rows skipped since the last value become NULL). */
@@ -122,7 +122,7 @@ export class ColumnBuilder {
   /** Turns an integer column into a float column (MessagePack mixes int and float encodings of numbers). */
   promoteToFloat(): void {
     if (this.kind !== KIND_INT) throw new Error(`invariant broken: cannot promote a ${KIND_WORDS[this.kind]} column to float`);
-    const f64 = sharedFloat64(this.cap);
+    const f64 = new Float64Array(this.cap);
     const i64 = this.i64;
     for (let i = 0; i < this.len; i++) f64[i] = Number(i64[i]);
     this.f64 = f64;
@@ -161,7 +161,7 @@ export class ColumnBuilder {
     } else {
       if (row >= this.cap) this.grow(row + 1);
       if (this.valid === null) {
-        this.valid = sharedUint8(this.cap);
+        this.valid = new Uint8Array(this.cap);
         this.valid.fill(1, 0, this.len);
       }
       this.valid.fill(0, this.len, row);
@@ -172,23 +172,27 @@ export class ColumnBuilder {
   private grow(min: number): void {
     const cap = Math.max(this.cap * 2, min);
     const { f64, i64, u8, valid } = this;
-    this.allocate(cap);
+    this.allocate(cap, false);
     if (this.kind === KIND_FLOAT) this.f64.set(f64.subarray(0, this.len));
     else if (this.kind === KIND_INT) this.i64.set(i64.subarray(0, this.len));
     else if (this.kind === KIND_BOOL) this.u8.set(u8.subarray(0, this.len));
     if (valid !== null) {
-      this.valid = sharedUint8(cap);
+      this.valid = new Uint8Array(cap);
       this.valid.set(valid.subarray(0, this.len));
     }
     this.cap = cap;
   }
 
-  private allocate(cap: number): void {
-    if (this.kind === KIND_FLOAT) this.f64 = sharedFloat64(cap);
+  /**
+   * Shared memory for the first allocation (its size is usually final: MessagePack columns say their
+   * length), ordinary memory when growing; toColumn moves grown arrays into shared memory once.
+   */
+  private allocate(cap: number, shared: boolean): void {
+    if (this.kind === KIND_FLOAT) this.f64 = shared ? sharedFloat64(cap) : new Float64Array(cap);
     else if (this.kind === KIND_INT) {
-      this.i64 = sharedBigInt64(cap);
+      this.i64 = shared ? sharedBigInt64(cap) : new BigInt64Array(cap);
       this.i32 = new Int32Array(this.i64.buffer);
-    } else if (this.kind === KIND_BOOL) this.u8 = sharedUint8(cap);
+    } else if (this.kind === KIND_BOOL) this.u8 = shared ? sharedUint8(cap) : new Uint8Array(cap);
   }
 }
 
@@ -216,7 +220,7 @@ export class BatchBuilder {
   commitRow(timeMicros: number): void {
     const row = this.len;
     if (row >= this.time.length) {
-      const time = sharedFloat64(this.time.length * 2);
+      const time = new Float64Array(this.time.length * 2);
       time.set(this.time);
       this.time = time;
     }

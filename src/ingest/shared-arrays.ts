@@ -15,8 +15,9 @@ export const sharedUint32 = (n: number) => new Uint32Array(new SharedArrayBuffer
 export const isShared = (a: Shared) => a.buffer instanceof SharedArrayBuffer;
 
 /**
- * The first `length` values of a parser's array: a view when little capacity would be held back,
- * else a right-sized shared copy (a batch grown by doubling may be half empty).
+ * The first `length` values of a parser's array in shared memory: a view when it already is shared
+ * and little capacity would be held back, else a right-sized shared copy (growing happens in
+ * ordinary memory, which is cheaper to allocate than shared memory, and a grown array may be half empty).
  */
 export function trimShared<T extends Shared>(arr: T, length: number): T {
   if (arr.length === length || (length >= arr.length * 0.75 && isShared(arr))) return arr.subarray(0, length) as T;

@@ -56,7 +56,7 @@ export class StringCodes {
   }
 
   private grow(min: number): void {
-    const codes = sharedUint32(Math.max(min, this.codes.length * 2));
+    const codes = new Uint32Array(Math.max(min, this.codes.length * 2));
     codes.set(this.codes);
     this.codes = codes;
   }
