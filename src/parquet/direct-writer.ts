@@ -1,11 +1,12 @@
 /**
- * The flush path's fast Parquet writer: one sorted UTC hour of typed columns straight to a file,
- * with no per-value work beyond what the encodings need (doubles and int64s are their own little-endian
+ * The flush path's fast Parquet writer: typed columns straight to time-sorted hourly files, with no
+ * per-value work beyond what the encodings need (doubles and int64s are their own little-endian
  * bytes). DuckDB's COPY spends ~20 ns per double here (statistics, dictionary attempts, paging), which
  * made it the largest cost of ingestion; this writer covers the shapes flushes nearly always have
  * (batches each in time order, however interleaved, over any hours) and writeHourFiles sends
- * everything else (rows far out of order, high-cardinality strings, gzip/zstd) to DuckDB. Files read back exactly like DuckDB's own: the same physical and converted
- * types, OPTIONAL columns, statistics, TypeDefinedOrder, and the `tags` key/value entry.
+ * everything else (rows far out of order, high-cardinality strings, gzip/zstd) to DuckDB. Files read
+ * back exactly like DuckDB's own: the same physical and converted types, OPTIONAL columns,
+ * statistics, TypeDefinedOrder, and the `tags` key/value entry.
  *
  * Thrift structures are serialized by hyparquet-writer; the page bodies are encoded here:
  * time as DELTA_BINARY_PACKED, string columns as RLE_DICTIONARY, everything else PLAIN. A column
@@ -193,10 +194,22 @@ function timeOrder(batches: readonly ColumnBatch[], total: number): Uint32Array 
   };
   for (let i = (size >> 1) - 1; i >= 0; i--) down(i);
   const perm = new Uint32Array(total);
-  for (let o = 0; o < total; o++) {
+  for (let o = 0; o < total; ) {
     const r = heap[0]!;
-    perm[o] = pos[r]!++;
-    if (pos[r]! === end[r]!) heap[0] = heap[--size]!;
+    // Rows of run r go out for as long as they sort before the best other run's next row: interleaved
+    // batches usually cover disjoint time ranges, so this is a plain copy loop most of the time.
+    let limT = Infinity;
+    let limR = k;
+    if (size > 1) {
+      limR = size > 2 && less(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
+      limT = time[pos[limR]!]!;
+    }
+    let p = pos[r]!;
+    const e = end[r]!;
+    do perm[o++] = p++;
+    while (p < e && (time[p]! < limT || (time[p] === limT && r < limR)));
+    pos[r] = p;
+    if (p === e) heap[0] = heap[--size]!;
     down(0);
   }
   return perm;
@@ -224,11 +237,51 @@ function gatherTime(batches: readonly ColumnBatch[], total: number, order: Uint3
   const out = new Float64Array(total);
   let row = 0;
   for (const b of batches) (out.set(b.time.subarray(0, b.length), row), (row += b.length));
-  return order ? permuteF64(out, order) : out;
+  return order ? permute(out, order) : out;
+}
+
+/** Consecutive stretches of a permutation (`from[s]` copied to `at[s]`, `len[s]` rows), or null when there are too many to pay off. */
+interface Stretches {
+  from: Uint32Array;
+  at: Uint32Array;
+  len: Uint32Array;
+}
+
+const stretchCache = new WeakMap<Uint32Array, Stretches | null>();
+
+/** The permutation as stretches when it has at most one per 32 rows (then copies beat a gather per value). */
+function stretchesOf(order: Uint32Array): Stretches | null {
+  const cached = stretchCache.get(order);
+  if (cached !== undefined) return cached;
+  let count = order.length > 0 ? 1 : 0;
+  for (let i = 1; i < order.length; i++) if (order[i] !== order[i - 1]! + 1) count++;
+  let out: Stretches | null = null;
+  if (count * 32 <= order.length) {
+    out = { from: new Uint32Array(count), at: new Uint32Array(count), len: new Uint32Array(count) };
+    let s = -1;
+    for (let i = 0; i < order.length; i++) {
+      if (i === 0 || order[i] !== order[i - 1]! + 1) {
+        s++;
+        out.from[s] = order[i]!;
+        out.at[s] = i;
+      }
+      out.len[s]!++;
+    }
+  }
+  stretchCache.set(order, out);
+  return out;
 }
 
 /** `values` rearranged so that row i holds values[order[i]]. */
 function permute<T extends Float64Array | BigInt64Array | Uint8Array | Uint32Array>(values: T, order: Uint32Array): T {
+  const stretches = stretchesOf(order);
+  if (stretches) {
+    const Ctor = values.constructor as new (n: number) => T;
+    const out = new Ctor(order.length);
+    const { from, at, len } = stretches;
+    for (let s = 0; s < from.length; s++) (out as Float64Array).set((values as Float64Array).subarray(from[s]!, from[s]! + len[s]!), at[s]!);
+    return out;
+  }
   // One monomorphic loop per element width; int64s move as two 32-bit words (no BigInt per value).
   if (values instanceof Float64Array) return permuteF64(values, order) as T;
   if (values instanceof Uint32Array) return permuteU32(values, order) as T;
