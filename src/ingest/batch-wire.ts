@@ -1,9 +1,8 @@
 /**
  * ColumnBatches in a form that crosses a thread boundary (postMessage) cheaply: arrays in shared
  * memory (what the parsers make) are shared as they are; any other is copied once into a buffer of
- * its own, which is then transferred, not cloned a second time. String
- * columns that a parser decoded into codes travel as codes plus their small dictionary, so no
- * per-row strings are made or cloned on either side.
+ * its own, which is then transferred, not cloned a second time. String columns travel as codes plus
+ * their dictionary, so no per-row strings are cloned.
  */
 import { type Column, type ColumnBatch, dictionaryColumn } from './column-batch.ts';
 import { isShared } from './shared-arrays.ts';
@@ -11,7 +10,6 @@ import { isShared } from './shared-arrays.ts';
 /** One column on the wire (a structured-clone-friendly ColumnBatch column). */
 export type WireColumn =
   | { name: string; kind: 'typed'; column: Exclude<Column, { type: 'string' }> }
-  | { name: string; kind: 'strings'; tag: boolean; values: (string | null)[] }
   | { name: string; kind: 'codes'; tag: boolean; codes: Uint32Array; dictionary: (string | null)[] };
 
 /** One ColumnBatch on the wire. */
@@ -30,6 +28,24 @@ function own<T extends Float64Array | BigInt64Array | Uint8Array | Uint32Array>(
   return copy;
 }
 
+/**
+ * Plain strings as codes: a structured clone copies every string it meets, which for a tag column of
+ * interned values (line protocol) cost more than parsing them; here each distinct value crosses once.
+ */
+function encode(values: readonly (string | null)[], length: number): { codes: Uint32Array; dictionary: (string | null)[] } {
+  const codes = new Uint32Array(new SharedArrayBuffer(length * 4));
+  const dictionary: (string | null)[] = [null];
+  const index = new Map<string, number>();
+  for (let i = 0; i < length; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) continue;
+    let code = index.get(v);
+    if (code === undefined) index.set(v, (code = dictionary.push(v) - 1));
+    codes[i] = code;
+  }
+  return { codes, dictionary };
+}
+
 /** Batches as wire batches plus the buffers to pass as postMessage's transfer list. */
 export function toWire(batches: readonly ColumnBatch[]): { batches: WireBatch[]; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
@@ -41,7 +57,7 @@ export function toWire(batches: readonly ColumnBatch[]): { batches: WireBatch[];
         const valid = col.valid === null ? null : own(col.valid, transfer);
         columns.push({ name, kind: 'typed', column: { ...col, values, valid } as Exclude<Column, { type: 'string' }> });
       } else if (col.dict) columns.push({ name, kind: 'codes', tag: col.tag, codes: own(col.dict.codes, transfer), dictionary: col.dict.dictionary });
-      else columns.push({ name, kind: 'strings', tag: col.tag, values: col.values });
+      else columns.push({ name, kind: 'codes', tag: col.tag, ...encode(col.values, b.length) });
     }
     return { measurement: b.measurement, length: b.length, time: own(b.time, transfer), columns };
   });
@@ -54,8 +70,7 @@ export function fromWire(batches: readonly WireBatch[]): ColumnBatch[] {
     const columns = new Map<string, Column>();
     for (const c of b.columns) {
       if (c.kind === 'typed') columns.set(c.name, c.column);
-      else if (c.kind === 'codes') columns.set(c.name, dictionaryColumn({ codes: c.codes, dictionary: c.dictionary }, c.tag));
-      else columns.set(c.name, { type: 'string', values: c.values, valid: null, tag: c.tag });
+      else columns.set(c.name, dictionaryColumn({ codes: c.codes, dictionary: c.dictionary }, c.tag));
     }
     return { measurement: b.measurement, length: b.length, time: b.time, columns };
   });
