@@ -8,13 +8,14 @@
  * back exactly like DuckDB's own: the same physical and converted types, OPTIONAL columns,
  * statistics, TypeDefinedOrder, and the `tags` key/value entry.
  *
- * Thrift structures are serialized by hyparquet-writer; the page bodies are encoded here:
+ * Thrift structures are serialized by hyparquet-writer; the page bodies are encoded here (snappy by
+ * snappy.ts):
  * time as DELTA_BINARY_PACKED, string columns as RLE_DICTIONARY, everything else PLAIN. A column
  * chunk is snappy-compressed when a sample of it shrinks, else stored uncompressed (random-looking
  * measurements do not shrink, and compressing them only costs CPU).
  */
 import { ByteWriter } from 'hyparquet-writer';
-import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { snappyCompress } from './snappy.ts';
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js';
 import type { ColumnBatch } from '../ingest/index.ts';
 import type { Plan } from './chunk-fill.ts';
