@@ -27,8 +27,14 @@ export const CHUNK_ROWS = 2048;
 /** How one union column goes into chunks: its SQL type, chunk type, and dictionary ids when it has them. */
 export type Plan = SchemaColumn & { sqlType: string; chunkType: DuckDBType; encoded: EnumIds | null };
 
-/** Dictionary ids at the ENUM's physical width (1, 2 or 4 bytes), so chunks take them by plain copy. */
-type EnumIds = EncodedStrings & { narrow: Uint8Array | Uint16Array | Uint32Array };
+/** Dictionary ids, and (made on first use by a chunk fill) the same ids at the ENUM's physical width (1, 2 or 4 bytes), so chunks take them by plain copy. */
+type EnumIds = EncodedStrings & { narrow?: Uint8Array | Uint16Array | Uint32Array };
+
+/** The ids at the ENUM's physical width; the direct writer never needs them, so they are made lazily. */
+function narrowIds(e: EnumIds): Uint8Array | Uint16Array | Uint32Array {
+  const size = e.dictionary.length;
+  return (e.narrow ??= size < 256 ? Uint8Array.from(e.ids) : size < 65536 ? Uint16Array.from(e.ids) : e.ids);
+}
 
 const quoteLiteral = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -49,9 +55,7 @@ export function planColumns(batches: readonly ColumnBatch[], total: number, stri
     // An empty ENUM is not a type; a column of only NULLs goes in as VARCHAR.
     const chunkType = encoded.dictionary.length > 0 ? ENUM(encoded.dictionary) : VARCHAR;
     if (encoded.dictionary.length === 0) return { ...c, sqlType, chunkType, encoded: null };
-    const size = encoded.dictionary.length;
-    const narrow = size < 256 ? Uint8Array.from(encoded.ids) : size < 65536 ? Uint16Array.from(encoded.ids) : encoded.ids;
-    return { ...c, sqlType, chunkType, encoded: { ...encoded, narrow } };
+    return { ...c, sqlType, chunkType, encoded };
   });
 }
 
@@ -101,7 +105,7 @@ function fillColumn(chunk: DuckDBDataChunk, k: number, p: Plan, g: number, n: nu
   const vec = chunkVector(chunk, k);
   const valid = st.valid;
   if (p.encoded) {
-    copyIntoVector(vec, 0, p.encoded.narrow.subarray(g, g + n));
+    copyIntoVector(vec, 0, narrowIds(p.encoded).subarray(g, g + n));
     const ev = p.encoded.valid;
     const nulls = ev !== null && ev.subarray(g, g + n).includes(0);
     if (nulls) valid.set(ev.subarray(g, g + n));

@@ -55,7 +55,7 @@ export function directWritable(plans: readonly Plan[]): boolean {
 
 /** One column gathered over all batches: values (non-null rows only for the page) and validity. */
 interface Gathered {
-  plan: Plan | null;
+  plan: Plan;
   /** Every row's value slot, contiguous (float64/int64/bool: typed; strings: dictionary ids). */
   values: Float64Array | BigInt64Array | Uint8Array | Uint32Array;
   /** 1 = present, per row; null when every row is present. */
@@ -103,13 +103,12 @@ async function writeFile(
   compression: 'snappy' | 'none',
   tags: readonly string[],
 ): Promise<void> {
-  const total = rows;
   const out = new Output();
   out.push(utf8.encode('PAR1'));
   const rowGroups: object[] = [];
-  for (let offset = 0; offset < total; offset += ROW_GROUP_ROWS) {
+  for (let offset = 0; offset < rows; offset += ROW_GROUP_ROWS) {
     const start = first + offset;
-    const n = Math.min(ROW_GROUP_ROWS, total - offset);
+    const n = Math.min(ROW_GROUP_ROWS, rows - offset);
     const groupStart = out.offset;
     const chunks = [timeChunk(out, time.subarray(start, start + n), compression)];
     for (const c of columns) chunks.push(columnChunk(out, c, start, n, compression));
@@ -130,7 +129,7 @@ async function writeFile(
   serializeTCompactProtocol(footer, {
     field_1: 1,
     field_2: schema,
-    field_3: BigInt(total),
+    field_3: BigInt(rows),
     field_4: rowGroups,
     field_5: [{ field_1: 'tags', field_2: JSON.stringify(tags) }],
     field_6: 'svc',
@@ -353,7 +352,7 @@ function timeChunk(out: Output, t: Float64Array, compression: 'snappy' | 'none')
 
 /** Writes rows [start, start+n) of a gathered column as one column chunk; returns its ColumnChunk. */
 function columnChunk(out: Output, c: Gathered, start: number, n: number, compression: 'snappy' | 'none') {
-  const p = c.plan!;
+  const p = c.plan;
   const valid = c.valid?.subarray(start, start + n) ?? null;
   const present = valid === null ? n : count(valid);
   const levels = definitionLevels(valid, n);
