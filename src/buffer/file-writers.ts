@@ -20,7 +20,8 @@ const READY_TIMEOUT_MS = 30_000;
 const CLOSE_TIMEOUT_MS = 10_000;
 
 /**
- * A flush worker thread, started in the background so it does not hold up start-up. A crashed worker
+ * A flush worker thread, started by the first write: starting two Workers, each loading DuckDB, while the
+ * server starts added ~40 ms to start-up on 2 cores, and the first flush waits for it instead. A crashed worker
  * is replaced on the next write (its job fails and is retried); when a worker cannot start at all, the
  * writer switches for good to `fallback` (logged once).
  */
@@ -35,9 +36,7 @@ class WorkerFileWriter implements HourFileWriter {
   constructor(
     private readonly fallback: () => Promise<HourFileWriter>,
     private readonly logger: Logger,
-  ) {
-    this.start().catch(() => undefined);
-  }
+  ) {}
 
   async write(batches: readonly ColumnBatch[], compression: ParquetCompression, scratchPrefix: string): Promise<WrittenFile[]> {
     if (this.replacement) return this.replacement.write(batches, compression, scratchPrefix);
