@@ -32,7 +32,7 @@ function metrics(rows: number, t0: number): ColumnBatch {
   return { measurement: 'm', length: rows, time, columns };
 }
 
-/** Every type with NULLs, NaN/Infinity, int64 extremes, a column missing from a batch and int64 widened to float64. */
+/** Every type with NULLs, NaN/Infinity, int64 extremes, an all-NULL column, a column missing from a batch and int64 widened to float64. */
 function oddities(): ColumnBatch[] {
   const a: ColumnBatch = {
     measurement: 'm',
@@ -43,6 +43,7 @@ function oddities(): ColumnBatch[] {
       ['i', { type: 'int64', values: BigInt64Array.from([9223372036854775807n, -9223372036854775808n, 0n, 5n, -5n, 1n]), valid: Uint8Array.from([1, 1, 0, 1, 1, 1]), tag: false }],
       ['b', { type: 'bool', values: Uint8Array.from([1, 0, 0, 1, 1, 0]), valid: Uint8Array.from([1, 1, 1, 0, 1, 1]), tag: false }],
       ['w', { type: 'int64', values: BigInt64Array.from([1n, 2n, 3n, 4n, 5n, 6n]), valid: null, tag: false }],
+      ['none', { type: 'float64', values: new Float64Array(6), valid: new Uint8Array(6), tag: false }],
       ['t', { type: 'string', values: ['x', null, 'y', "q'uote", 'x', null], valid: null, tag: true }],
     ]),
   };
