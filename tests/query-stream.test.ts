@@ -20,12 +20,26 @@ describe('streamed bodies', () => {
   test('a large JSON result arrives whole and in order', async () => {
     const r = await post('/api/v1/query', SQL);
     expect(r.status).toBe(200);
+    // Large: chunked, no length up front.
+    expect(r.headers.get('content-length')).toBeNull();
     const body = (await r.json()) as { row_count: number; data: unknown[][] };
     expect(body.row_count).toBe(ROWS);
     expect(body.data.length).toBe(ROWS);
     expect(body.data.every((row: unknown[], i: number) => row[0] === i)).toBe(true);
     expect(body.data[123_457]).toEqual([123_457, '1970-01-01T00:02:03.457Z', 123_457 / 7, 'h2']);
     expect(Object.keys(body)).toEqual(['columns', 'types', 'data', 'row_count', 'execution_time_ms', 'success']);
+  });
+
+  test('a small result is sent whole, with its length, on all three formats', async () => {
+    for (const route of ['/api/v1/query', '/api/v1/query/arrow', '/api/v1/query/msgpack']) {
+      // identity: fetch would otherwise ask for zstd and hand back the decoded (different-length) bytes.
+      const r = await s.fetch(route, { method: 'POST', headers: { 'accept-encoding': 'identity' }, body: JSON.stringify({ sql: 'SELECT i FROM range(100) r(i)' }) });
+      expect(r.status).toBe(200);
+      const bytes = await r.arrayBuffer();
+      expect(Number(r.headers.get('content-length'))).toBe(bytes.byteLength);
+    }
+    const json = (await (await post('/api/v1/query', 'SELECT i FROM range(100) r(i)')).json()) as { row_count: number };
+    expect(json.row_count).toBe(100);
   });
 
   test('a large Arrow result is one stream of several record batches', async () => {

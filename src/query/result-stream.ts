@@ -1,12 +1,12 @@
 /**
- * Query results as streamed response bodies: the encoder hands over each batch's bytes as soon as
- * they are written, so encoding (this thread and the JSON workers) and sending overlap, and a large
- * body is never held whole.
+ * Query results as response bodies. A large result streams: the encoder hands over each batch's bytes
+ * as soon as they are written, so encoding (this thread and the JSON workers) and sending overlap, and
+ * the body is never held whole. A small one is sent whole, with its length.
  *
- * The promise settles once the query has run and the encoder produced its first batch: every
- * engine error, timeout and encoding error up to then is an ordinary error response. An error after
- * the first byte (a client gone, a later batch that cannot be encoded) errors the body, which makes
- * the server end the response without its final chunk: HTTP clients report an incomplete body.
+ * The promise settles once the query has run and the body is handed over: every engine error, timeout
+ * and encoding error up to then is an ordinary error response. An error after the first streamed byte
+ * (a client gone, a later batch that cannot be encoded) errors the body, which makes the server end
+ * the response without its final chunk: HTTP clients report an incomplete body.
  */
 import { AppError } from '../lib/errors.ts';
 import type { ChunkEncoder, QueryProfile } from './execution.ts';
@@ -33,59 +33,76 @@ const HIGH_WATER_BYTES = 8 << 20;
 
 const DISCONNECTED = 'query cancelled: the client disconnected';
 
-/** Runs `req` and resolves with its body as soon as its first batch is encoded. */
-export function streamQuery(queries: QueryService, req: QueryRequest, makeEncoder: (columns: ResultColumn[], emit: Emit) => StreamEncoder): Promise<ReadableStream<Uint8Array>> {
+/** A result this small is sent whole (with its length) instead of streamed: a stream costs ~0.8 ms per response. */
+const STREAM_AFTER_BYTES = 256 << 10;
+
+/**
+ * Runs `req` and resolves with its body: the whole body when the result ends within STREAM_AFTER_BYTES,
+ * else a stream, as soon as that much is encoded.
+ */
+export function streamQuery(
+  queries: QueryService,
+  req: QueryRequest,
+  makeEncoder: (columns: ResultColumn[], emit: Emit) => StreamEncoder,
+): Promise<ReadableStream<Uint8Array> | Blob> {
   const started = performance.now();
   const gone = new AbortController();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   let wake: (() => void) | null = null;
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start: (c) => void (controller = c),
-      pull: () => wake?.(),
-      // The client went away mid-body: interrupt the query like a request abort would.
-      cancel: () => {
-        gone.abort();
-        wake?.();
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  const openStream = () =>
+    new ReadableStream<Uint8Array>(
+      {
+        start: (c) => void (controller = c),
+        pull: () => wake?.(),
+        // The client went away mid-body: interrupt the query like a request abort would.
+        cancel: () => {
+          gone.abort();
+          wake?.();
+        },
       },
-    },
-    { highWaterMark: HIGH_WATER_BYTES, size: (p) => p?.byteLength ?? 0 },
-  );
+      { highWaterMark: HIGH_WATER_BYTES, size: (p) => p?.byteLength ?? 0 },
+    );
   const emit: Emit = (parts) => {
-    for (const p of parts) if (p.byteLength > 0) controller.enqueue(p);
+    for (const p of parts) {
+      if (p.byteLength === 0) continue;
+      if (controller) controller.enqueue(p);
+      else (held.push(p), (heldBytes += p.byteLength));
+    }
   };
   const signal = req.signal ? AbortSignal.any([req.signal, gone.signal]) : gone.signal;
   return new Promise((resolve, reject) => {
-    // Until the encoder has produced more than its opening bytes, an error (an Arrow value that does
-    // not fit, a failing query) still becomes an ordinary error response.
-    let produced = false;
+    // Until the body is handed over, an error (an Arrow value that does not fit, a failing query) is
+    // still an ordinary error response.
     let sending = false;
-    const send = () => {
-      sending = true;
-      resolve(body);
-    };
     queries
       .execute({ ...req, signal }, async (columns, next, profile) => {
-        const encoder = makeEncoder(columns, (parts) => {
-          produced = true;
-          emit(parts);
-        });
-        produced = false;
+        const encoder = makeEncoder(columns, emit);
         for (let chunk = await next(); chunk; chunk = await next()) {
           await encoder.add(chunk);
-          if (produced && !sending) send();
-          while ((controller.desiredSize ?? 0) <= 0 && !gone.signal.aborted) await new Promise<void>((r) => (wake = r));
+          if (!sending && heldBytes >= STREAM_AFTER_BYTES) {
+            const body = openStream();
+            sending = true;
+            emit(held);
+            held = [];
+            resolve(body);
+          }
+          while (controller && (controller.desiredSize ?? 0) <= 0 && !gone.signal.aborted) await new Promise<void>((r) => (wake = r));
           if (gone.signal.aborted) throw new AppError('invalid', DISCONNECTED);
         }
         await encoder.end({ executionTimeMs: Math.round((performance.now() - started) * 1000) / 1000, profile: profile() });
-        controller.close();
-        if (!sending) send();
+        if (controller) (controller as ReadableStreamDefaultController<Uint8Array>).close();
+        else {
+          sending = true;
+          resolve(new Blob(held as Uint8Array<ArrayBuffer>[]));
+        }
         return encoder;
       })
       .catch((err: unknown) => {
         if (!sending) return reject(err);
         try {
-          controller.error(err);
+          controller?.error(err);
         } catch {
           // Already cancelled by the client: nothing left to tell.
         }
