@@ -1,9 +1,9 @@
 /**
- * A flush worker (one Bun Worker per `ingest.flush_workers`): its own single-threaded DuckDB writes
- * sealed rows as hourly Parquet files into scratch paths; the main thread moves them into storage
- * and registers them. DuckDB pulls each 2,048-row chunk from JS through a table function, so on the
- * main thread every chunk waited for the event loop between HTTP requests; here the worker's own
- * loop answers at once, and the chunk copies leave the main thread too.
+ * A flush worker (one Bun Worker per `ingest.flush_workers`): writes sealed rows as hourly Parquet
+ * files into scratch paths, by the direct writer or, for what it does not cover, by its own
+ * single-threaded DuckDB (see parquet/parquet-writer.ts); the main thread moves the files into storage
+ * and registers them. All of that encoding stays off the main thread, and DuckDB's per-chunk callbacks
+ * into JavaScript are answered by this worker's idle loop instead of waiting between HTTP requests.
  */
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
