@@ -13,7 +13,7 @@ import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import { type HourFileWriter, openFileWriters } from './file-writers.ts';
 import { putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
-import { FlushQueue } from './flush-queue.ts';
+import { FlushQueue, retryDelayMs } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
 import { TicketTracker } from './ticket-tracker.ts';
 
@@ -264,7 +264,7 @@ export class BufferSet {
     } catch (err) {
       job.attempts++;
       this.failed(job, err);
-      setTimeout(() => this.queue.push(job), Math.min(30_000, 250 * 2 ** Math.min(job.attempts - 1, 10)));
+      setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
     }
   }
 

@@ -18,6 +18,9 @@ export interface FlushQueueDeps<R> {
 
 const MAX_BACKOFF_MS = 30_000;
 
+/** How long a job that failed `attempts` times waits before it is written again: 250 ms doubling to 30 s. */
+export const retryDelayMs = (attempts: number) => Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempts - 1, 10));
+
 /** Runs flush jobs with bounded parallelism and retry; see the file comment. */
 export class FlushQueue<R> {
   private readonly pending: FlushJob[] = [];
@@ -98,7 +101,7 @@ export class FlushQueue<R> {
   private retry(job: FlushJob, err: unknown): void {
     job.attempts++;
     this.deps.onFailure(job, err);
-    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(job.attempts - 1, 10));
+    const delay = retryDelayMs(job.attempts);
     this.retrying++;
     setTimeout(() => {
       this.retrying--;
