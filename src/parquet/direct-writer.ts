@@ -60,6 +60,8 @@ interface Gathered {
   values: Float64Array | BigInt64Array | Uint8Array | Uint32Array;
   /** 1 = present, per row; null when every row is present. */
   valid: Uint8Array | null;
+  /** String columns: the dictionary as UTF-8, and as a PLAIN dictionary page (the same for every row group and file). */
+  dict: { bytes: Uint8Array[]; page: Uint8Array } | null;
 }
 
 /** Above this many sorted runs (batches arriving out of time order) the rows go to DuckDB's sort instead. */
@@ -80,9 +82,10 @@ export async function writeDirect(
   compression: 'snappy' | 'none',
   tags: readonly string[],
 ): Promise<boolean> {
-  const order = timeOrder(batches, total);
+  const arrival = concatTime(batches, total);
+  const order = timeOrder(arrival);
   if (order === false) return false;
-  const time = gatherTime(batches, total, order);
+  const time = order ? permute(arrival, order) : arrival;
   const columns = plans.map((p) => gather(batches, p, total, order));
   let first = 0;
   for (const f of files) {
@@ -150,25 +153,16 @@ async function writeFile(
  * they form more than MAX_RUNS sorted runs. Batches usually arrive sorted but interleaved (several
  * clients, or a client resending), so the runs are merged, ties going to the earlier run.
  */
-function timeOrder(batches: readonly ColumnBatch[], total: number): Uint32Array | null | false {
+function timeOrder(time: Float64Array): Uint32Array | null | false {
+  const total = time.length;
   const starts: number[] = [0];
-  let prev = -Infinity;
-  let row = 0;
-  for (const b of batches) {
-    const t = b.time;
-    for (let i = 0; i < b.length; i++, row++) {
-      const v = t[i]!;
-      if (v < prev) {
-        if (starts.length === MAX_RUNS) return false;
-        starts.push(row);
-      }
-      prev = v;
+  for (let row = 1; row < total; row++) {
+    if (time[row]! < time[row - 1]!) {
+      if (starts.length === MAX_RUNS) return false;
+      starts.push(row);
     }
   }
   if (starts.length === 1) return null;
-  const time = new Float64Array(total);
-  row = 0;
-  for (const b of batches) (time.set(b.time.subarray(0, b.length), row), (row += b.length));
   const k = starts.length;
   const pos = Int32Array.from(starts);
   const end = Int32Array.from(starts.slice(1).concat(total));
@@ -232,12 +226,12 @@ class Output {
   }
 }
 
-/** Epoch µs of all rows (exact integers in doubles), in `order` (null: as they are). */
-function gatherTime(batches: readonly ColumnBatch[], total: number, order: Uint32Array | null): Float64Array {
+/** Epoch µs of all rows (exact integers in doubles), in arrival order. */
+function concatTime(batches: readonly ColumnBatch[], total: number): Float64Array {
   const out = new Float64Array(total);
   let row = 0;
   for (const b of batches) (out.set(b.time.subarray(0, b.length), row), (row += b.length));
-  return order ? permute(out, order) : out;
+  return out;
 }
 
 /** Consecutive stretches of a permutation (`from[s]` copied to `at[s]`, `len[s]` rows), or null when there are too many to pay off. */
@@ -319,11 +313,14 @@ function permuteU8(values: Uint8Array, order: Uint32Array): Uint8Array {
 function gather(batches: readonly ColumnBatch[], p: Plan, total: number, order: Uint32Array | null): Gathered {
   const g = gatherInArrival(batches, p, total);
   if (!order) return g;
-  return { plan: p, values: permute(g.values, order), valid: g.valid && permute(g.valid, order) };
+  return { ...g, values: permute(g.values, order), valid: g.valid && permute(g.valid, order) };
 }
 
 function gatherInArrival(batches: readonly ColumnBatch[], p: Plan, total: number): Gathered {
-  if (p.encoded) return { plan: p, values: p.encoded.ids, valid: p.encoded.valid };
+  if (p.encoded) {
+    const bytes = p.encoded.dictionary.map((s) => utf8.encode(s));
+    return { plan: p, values: p.encoded.ids, valid: p.encoded.valid, dict: { bytes, page: plainStrings(bytes) } };
+  }
   const values = p.type === 'float64' ? new Float64Array(total) : p.type === 'int64' ? new BigInt64Array(total) : new Uint8Array(total);
   let valid: Uint8Array | null = null;
   const nullRows = (at: number, n: number) => (valid ??= new Uint8Array(total).fill(1)).fill(0, at, at + n);
@@ -340,7 +337,7 @@ function gatherInArrival(batches: readonly ColumnBatch[], p: Plan, total: number
     }
     row += b.length;
   }
-  return { plan: p, values, valid };
+  return { plan: p, values, valid, dict: null };
 }
 
 /** Writes the time column chunk of one row group; returns its ColumnChunk. */
@@ -361,7 +358,7 @@ function columnChunk(out: Output, c: Gathered, start: number, n: number, compres
     const dict = p.encoded.dictionary;
     const used = new Uint8Array(dict.length);
     for (let i = 0; i < ids.length; i++) used[ids[i]!] = 1;
-    const bytes = dict.map((s) => utf8.encode(s));
+    const bytes = c.dict!.bytes;
     let min: Uint8Array | null = null;
     let max: Uint8Array | null = null;
     for (let k = 0; k < dict.length; k++) {
@@ -370,7 +367,7 @@ function columnChunk(out: Output, c: Gathered, start: number, n: number, compres
       if (min === null || Buffer.compare(b, min) < 0) min = b;
       if (max === null || Buffer.compare(b, max) > 0) max = b;
     }
-    const dictPage = plainStrings(bytes);
+    const dictPage = c.dict!.page;
     const width = Math.max(1, Math.ceil(Math.log2(dict.length)));
     const body = [levels, Uint8Array.of(width), bitPackedRun(ids, width)];
     return writeChunk(out, p.name, T_BYTE_ARRAY, [E_PLAIN, E_RLE, E_RLE_DICTIONARY], { page: dictPage, count: dict.length }, body, n, E_RLE_DICTIONARY, compression, {
