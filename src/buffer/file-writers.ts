@@ -111,8 +111,8 @@ class WorkerFileWriter implements HourFileWriter {
   }
 }
 
-/** The fallback: a DuckDB connection of `instance`, driven from this thread. */
-class ConnectionFileWriter implements HourFileWriter {
+/** A DuckDB connection writing files from the thread it lives on: a flush worker's, or the main thread's as the fallback. */
+export class ConnectionFileWriter implements HourFileWriter {
   constructor(
     private readonly conn: DuckDBConnection,
     private readonly table: string,

@@ -7,8 +7,8 @@
  */
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
-import { writeHourFiles } from '../parquet/index.ts';
-import { type CloseRequest, type FlushReply, type FlushRequest, scratchFileFor } from './flush-protocol.ts';
+import { ConnectionFileWriter } from './file-writers.ts';
+import { type CloseRequest, type FlushReply, type FlushRequest } from './flush-protocol.ts';
 
 declare const self: Worker;
 
@@ -17,20 +17,17 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
 try {
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const conn = await instance.connect();
+  const writer = new ConnectionFileWriter(conn, 'svc_flush');
   // Requests run one at a time: the queue gives a worker its next job only after this one answered.
   self.onmessage = async (event: MessageEvent<FlushRequest | CloseRequest>) => {
     const req = event.data;
     if ('close' in req) {
-      conn.closeSync();
+      await writer.close();
       instance.closeSync();
       return self.postMessage({ closed: true } satisfies FlushReply);
     }
     try {
-      const files = await writeHourFiles(conn, fromWire(req.batches), {
-        compression: req.compression,
-        table: 'svc_flush',
-        pathFor: (hour) => scratchFileFor(req.scratchPrefix, hour),
-      });
+      const files = await writer.write(fromWire(req.batches), req.compression, req.scratchPrefix);
       self.postMessage({ id: req.id, files } satisfies FlushReply);
     } catch (err) {
       self.postMessage({ id: req.id, error: messageOf(err) } satisfies FlushReply);
