@@ -88,6 +88,8 @@ async function main(): Promise<void> {
     const g0 = performance.now();
     const files = await generate(conn, root);
     const genSec = (performance.now() - g0) / 1000;
+    // The server's setting (duckdb/sandbox.ts): both sides run the same engine configuration.
+    await conn.run('SET preserve_insertion_order = false');
     await conn.run(`CREATE VIEW cpu AS SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
     s = await startServer({ dir, env: { SVC_QUERY_TIMEOUT: '600s' } });
     const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');

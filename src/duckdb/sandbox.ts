@@ -35,6 +35,9 @@ export async function createSandboxedInstance(opts: SandboxOptions): Promise<Duc
       opts.threads ? `SET threads = ${Math.floor(opts.threads)}` : '',
       // GLOBAL: a plain SET of this one stays with the setup connection, and queries run on others.
       'SET GLOBAL parquet_metadata_cache = true',
+      // Rows of a query without ORDER BY may come in any order (standard SQL): keeping the scan order
+      // made DuckDB run a LIMIT over files on one thread (SELECT * LIMIT 1M: 141-167 ms, now 54-68 ms).
+      'SET GLOBAL preserve_insertion_order = false',
       // Cached footers and bytes are trusted without a stat per file per query (over half a millisecond
       // on two dozen files). Safe only because no key ever gets new content: every writer, restore too,
       // puts a new file under a new key (see storage/keys.ts), so a cached path always means the same bytes.
