@@ -30,7 +30,7 @@ const PROBE_EVERY_MS = 30_000;
 /** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
 export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
   if (storage.backend === 'local') {
-    const store = await new LocalObjectStore(storage.local_path).open();
+    const store = await new LocalObjectStore(storage.local_path, { dropPageCache: storage.drop_page_cache }).open();
     return { store, health: new StorageHealth('local'), readRoot: store.root, probe: async () => {}, close: () => {} };
   }
   const remote = await remoteBackend(storage);

@@ -5,6 +5,10 @@ import { bool, duration, oneOf, size, str } from '../fields.ts';
 export const storageSection = z.object({
   backend: oneOf(['local', 's3', 'azure'] as const, 'local', 'Storage backend for data files'),
   local_path: str('./data/svc', 'Root folder of data files for the local backend'),
+  drop_page_cache: bool(
+    true,
+    'Local backend: drop each data file from the OS page cache once it is fsynced (files are written once and queries read them through DuckDB\'s own cache)',
+  ),
   cache_path: str('./data/cache', 'Local read-through cache of object-store files (s3, azure)'),
   cache_size: size('10GB', 'Upper bound of the local read cache'),
   cache_revalidate: duration('0s', 'How long a cached object is trusted before its ETag is checked again (0: a HEAD per use, never stale)'),

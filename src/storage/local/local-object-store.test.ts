@@ -53,3 +53,28 @@ describe('LocalObjectStore', async () => {
     expect(readdirSync(join(root, '.tmp'))).toEqual([]);
   });
 });
+
+describe('page cache', () => {
+  /** Bytes of `path` in the page cache, from util-linux's fincore (null where it is not installed). */
+  const cachedBytes = (path: string): number | null => {
+    if (!Bun.which('fincore')) return null;
+    const out = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', path]);
+    return Number(out.stdout.toString().trim());
+  };
+  const body = new Uint8Array(1 << 20).map((_, i) => i * 31);
+
+  test.skipIf(process.platform !== 'linux')('a put with dropPageCache leaves the file on disk, whole, and out of the page cache', async () => {
+    const dropping = await new LocalObjectStore(join(root, 'drop'), { dropPageCache: true }).open();
+    const keeping = await new LocalObjectStore(join(root, 'keep')).open();
+    await dropping.put('db/m/a.parquet', body);
+    await keeping.put('db/m/a.parquet', body);
+    const dropped = await dropping.localPath('db/m/a.parquet');
+    const kept = await keeping.localPath('db/m/a.parquet');
+    const before = [cachedBytes(dropped), cachedBytes(kept)];
+    expect(await dropping.get('db/m/a.parquet')).toEqual(body);
+    if (before[0] !== null) {
+      expect(before[0]).toBe(0);
+      expect(before[1]).toBeGreaterThan(0);
+    }
+  });
+});

@@ -8,18 +8,27 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { notFound } from '../../lib/errors.ts';
 import { assertKey, assertPrefix, uniqueNanos } from '../keys.ts';
 import type { ObjectInfo, ObjectStore, PutSource } from '../object-store.ts';
+import { dropCachedPages } from './page-cache.ts';
 
 const SCRATCH = '.tmp';
+
+/** How a local store writes. */
+export interface LocalStoreOptions {
+  /** Drop each file's pages from the OS page cache once it is on disk (see page-cache.ts). */
+  dropPageCache?: boolean;
+}
 
 /** Files on a local folder; `root` is created on first use. */
 export class LocalObjectStore implements ObjectStore {
   readonly backend = 'local';
   readonly root: string;
   private readonly scratchDir: string;
+  private readonly dropPages: boolean;
 
-  constructor(root: string) {
+  constructor(root: string, opts: LocalStoreOptions = {}) {
     this.root = resolve(root);
     this.scratchDir = join(this.root, SCRATCH);
+    this.dropPages = opts.dropPageCache ?? false;
   }
 
   /** Creates the root and an empty scratch folder (left-over partial files from a crash are removed). */
@@ -36,7 +45,7 @@ export class LocalObjectStore implements ObjectStore {
       tmp = this.scratchPath('put');
       await writeFile(tmp, source);
     } else tmp = source.file;
-    await fsyncPath(tmp);
+    await fsyncPath(tmp, this.dropPages);
     await mkdir(dirname(target), { recursive: true });
     await rename(tmp, target);
     await fsyncPath(dirname(target));
@@ -104,11 +113,15 @@ export class LocalObjectStore implements ObjectStore {
   }
 }
 
-/** fsync a file or folder so a rename or a write survives power loss (off the JS thread: it can take milliseconds). */
-async function fsyncPath(path: string): Promise<void> {
+/**
+ * fsync a file or folder so a rename or a write survives power loss (off the JS thread: it can take
+ * milliseconds); `dropPages`: then drop the file's now clean pages from the page cache.
+ */
+async function fsyncPath(path: string, dropPages = false): Promise<void> {
   const fh = await open(path, 'r');
   try {
     await fh.sync();
+    if (dropPages) dropCachedPages(fh.fd);
   } finally {
     await fh.close();
   }
