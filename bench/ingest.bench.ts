@@ -8,7 +8,7 @@
  * with our parsers) and InfluxDB 1.x when `influxd` is installed.
  *
  * Shape: time, host (100 values), region (10 values), five float fields. MessagePack: 10,000-row
- * columnar batches; line protocol: 5,000-line batches. Each format gets a fresh server, so one
+ * columnar batches, given new times for every request (see restamp); line protocol: 5,000-line batches. Each format gets a fresh server, so one
  * format's flush backlog never slows the other. The ceiling and svc runs alternate, `BENCH_REPEATS`
  * times, and medians are printed (the machine is shared; single runs are noisy).
  * Env: BENCH_SECONDS (default 10 per run), BENCH_CONCURRENCY (default 4), BENCH_REPEATS (default 1),
@@ -46,9 +46,12 @@ if (process.argv[2] === '--decode-only-server') {
   await new Promise(() => {});
 }
 
-/** One request body per batch; times move forward from batch to batch, all within the current hour. */
+/** First time of the load: every request's rows get times after it (epoch µs, detected by magnitude). */
+const T0_MICROS = (Date.now() - 1000) * 1000;
+
+/** A MessagePack body; `restamp` gives its rows new times. */
 function msgpackBody(batch: number): Uint8Array {
-  const t0 = (Date.now() - 1000) * 1000 + batch * MSGPACK_ROWS; // epoch µs (detected by magnitude)
+  const t0 = T0_MICROS + batch * MSGPACK_ROWS;
   const cols: Record<string, unknown[]> = { time: [], host: [], region: [], usage_user: [], usage_system: [], usage_idle: [], io_wait: [], load: [] };
   for (let i = 0; i < MSGPACK_ROWS; i++) {
     cols.time!.push(t0 + i);
@@ -57,6 +60,23 @@ function msgpackBody(batch: number): Uint8Array {
     for (const f of ['usage_user', 'usage_system', 'usage_idle', 'io_wait', 'load']) cols[f]!.push(Math.random() * 100 + 0.5);
   }
   return new Packr({ useRecords: false }).pack({ m: 'cpu', columns: cols });
+}
+
+/**
+ * Gives the rows of a MessagePack body from msgpackBody the times of request number `seq`: one
+ * microsecond apart, after those of every earlier request. A real client never sends the same
+ * points twice; replayed identical points would sort next to each other and make the float
+ * columns compressible, which real measurements are not. The `time` array holds float64 values
+ * (msgpackr's encoding of integers above 2^32), so it is patched in place.
+ */
+function restamp(body: Uint8Array, seq: number): void {
+  const head = [0xa4, 0x74, 0x69, 0x6d, 0x65, 0xdc, MSGPACK_ROWS >> 8, MSGPACK_ROWS & 0xff];
+  let at = body.indexOf(head[0]!);
+  while (at >= 0 && !head.every((b, i) => body[at + i] === b)) at = body.indexOf(head[0]!, at + 1);
+  if (at < 0) throw new Error('restamp: no time array of the expected length');
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const t0 = T0_MICROS + seq * MSGPACK_ROWS;
+  for (let i = 0, o = at + head.length; i < MSGPACK_ROWS; i++, o += 9) view.setFloat64(o + 1, t0 + i);
 }
 
 function lineBody(batch: number): Uint8Array {
@@ -70,8 +90,11 @@ function lineBody(batch: number): Uint8Array {
   return new TextEncoder().encode(lines.join('\n') + '\n');
 }
 
-/** Sends bodies round-robin from `CONCURRENCY` loops for SECONDS; returns acknowledged records and the elapsed seconds. */
-async function load(url: string, headers: Record<string, string>, bodies: Uint8Array[], recordsPerBody: number) {
+/**
+ * Sends bodies round-robin from `CONCURRENCY` loops for SECONDS; returns acknowledged records and the
+ * elapsed seconds. With `stamp`, each loop sends its own copies, stamped with the request number first.
+ */
+async function load(url: string, headers: Record<string, string>, bodies: Uint8Array[], recordsPerBody: number, stamp?: (body: Uint8Array, seq: number) => void) {
   const started = performance.now();
   const deadline = started + SECONDS * 1000;
   let acked = 0;
@@ -79,8 +102,12 @@ async function load(url: string, headers: Record<string, string>, bodies: Uint8A
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
+      const own = stamp ? bodies.map((b) => b.slice()) : bodies;
       while (performance.now() < deadline) {
-        const res = await fetch(url, { method: 'POST', headers, body: bodies[next++ % bodies.length] });
+        const seq = next++;
+        const body = own[seq % own.length]!;
+        stamp?.(body, seq);
+        const res = await fetch(url, { method: 'POST', headers, body });
         await res.arrayBuffer();
         if (res.status === 204) acked += recordsPerBody;
         else errors++;
@@ -98,6 +125,8 @@ interface Format {
   bodies: Uint8Array[];
   records: number;
   target: string;
+  /** Restamps a body before each request (see restamp). */
+  stamp?: (body: Uint8Array, seq: number) => void;
 }
 
 interface Run {
@@ -127,7 +156,7 @@ async function bufferStats(url: string) {
 /** One ceiling run and one svc run (fresh server) of a format, back to back. */
 async function runOnce(f: Format): Promise<Run> {
   const decoder = await decodeOnlyServer();
-  const ceiling = await load(`${decoder.url}${f.path}`, {}, f.bodies, f.records);
+  const ceiling = await load(`${decoder.url}${f.path}`, {}, f.bodies, f.records, f.stamp);
   decoder.stop();
 
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
@@ -135,7 +164,7 @@ async function runOnce(f: Format): Promise<Run> {
   const server = await startServer({ dir, executable: exe, args: exe ? ['serve'] : undefined });
   try {
     const before = (await bufferStats(server.url)).records_written;
-    const svc = await load(`${server.url}${f.path}`, { ...auth, ...f.headers }, f.bodies, f.records);
+    const svc = await load(`${server.url}${f.path}`, { ...auth, ...f.headers }, f.bodies, f.records, f.stamp);
     // The final drain: an explicit flush resolves once every buffered row is in a registered file.
     const drainStart = performance.now();
     const res = await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
@@ -207,6 +236,7 @@ async function main(): Promise<void> {
       bodies: Array.from({ length: 8 }, (_, i) => msgpackBody(i)),
       records: MSGPACK_ROWS,
       target: 'target: on-disk >= 3.00M and >= 50% of ceiling',
+      stamp: restamp,
     },
     { name: 'lp', path: '/write?db=bench', headers: {}, bodies: Array.from({ length: 8 }, (_, i) => lineBody(i)), records: LP_LINES, target: 'target: on-disk >= 1.00M' },
   ];
