@@ -92,6 +92,16 @@ describe('formats', () => {
     expect(Date.parse(r.timestamp)).toBeGreaterThan(0);
   });
 
+  test('strings on every format: empty, inline (12 bytes and less) and stored apart (13 bytes and more), multi-byte, null', async () => {
+    const values = ['', 'a', 'twelve_bytes', 'thirteen_byte', 'é'.repeat(6), 'é'.repeat(7), 'x'.repeat(300), null];
+    const sql = `SELECT * FROM (VALUES ${values.map((v, i) => `(${i}, ${v === null ? 'NULL' : `'${v}'`})`).join(', ')}) t(i, s) ORDER BY i`;
+    expect((await msgpack(sql)).data[1]).toEqual(values);
+    const j = (await (await post('/api/v1/query', sql)).json()) as { data: unknown[][] };
+    expect(j.data.map((r) => r[1])).toEqual(values);
+    const table = tableFromIPC(new Uint8Array(await (await post('/api/v1/query/arrow', sql)).arrayBuffer()));
+    expect(table.getChild('s')!.toArray()).toEqual(values);
+  });
+
   test('JSON values: RFC 3339 timestamps, NaN as null, exact big integers, decimals as numbers', async () => {
     const r = await post('/api/v1/query', TYPES_SQL);
     const text = await r.text();

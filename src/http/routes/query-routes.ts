@@ -77,8 +77,9 @@ export function queryRoutes(queries: QueryService) {
     const sql = sqlOf(await readJson(c, queryBody));
     const profile = c.req.header('x-svc-profile')?.toLowerCase() === 'true';
     const zstd = /\bzstd\b/i.test(c.req.header('accept-encoding') ?? '');
-    // The map is emitted whole at the end, so compressing it is one call over all of it.
-    const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts))]);
+    // The map is emitted whole at the end, so compressing it is one call over all of it. Level 1: on
+    // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
+    const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
     const body = await streamQuery(queries, { sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';

@@ -181,6 +181,18 @@ export class MsgpackEncoder {
   }
 }
 
+/** A string of at most 12 bytes, stored inside its 16-byte header: fixstr header and bytes, no view made. */
+function inlineString(s: ByteSink, data: Uint8Array, i: number): void {
+  const o = i * 16;
+  const len = data[o]!;
+  s.reserve(13);
+  const b = s.buf;
+  let p = s.pos;
+  b[p++] = 0xa0 | len;
+  for (let k = 0; k < len; k++) b[p++] = data[o + 4 + k]!;
+  s.pos = p;
+}
+
 function writeColumn(s: ByteSink, col: ResultColumn, chunk: DuckDBDataChunk, ci: number, n: number): void {
   const kind = col.kind;
   const width = vectorWidth(kind);
@@ -227,7 +239,7 @@ function writeColumn(s: ByteSink, col: ResultColumn, chunk: DuckDBDataChunk, ci:
     case 'blob':
       for (let i = 0; i < n; i++) {
         if (!valid(i)) mp.nil(s);
-        else if (stringLength(raw!.data, i) <= 12 && kind.k === 'varchar') mp.bytes(s, raw!.data.subarray(i * 16 + 4, i * 16 + 4 + stringLength(raw!.data, i)));
+        else if (kind.k === 'varchar' && stringLength(raw!.data, i) <= 12) inlineString(s, raw!.data, i);
         else mp.bytes(s, stringBytes(raw!.data, i), kind.k === 'blob');
       }
       return;
