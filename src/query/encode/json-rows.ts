@@ -25,6 +25,11 @@ export interface RowColumn {
 const TWO_53 = 9007199254740992;
 const NULL = new TextEncoder().encode('null');
 const quoted = (s: string) => new TextEncoder().encode(JSON.stringify(s));
+/**
+ * One cache of quoted short strings for every column of every result in this thread: a string's JSON
+ * form depends on its bytes alone, and building a cache per column cost more than a small result.
+ */
+const quotedStrings = new ShortStringCache(quoted);
 
 /** Kinds this file reads itself (a chunk made only of these can be encoded anywhere). */
 export function portableKind(kind: ColumnKind): boolean {
@@ -34,13 +39,11 @@ export function portableKind(kind: ColumnKind): boolean {
 /** Row writer for one result's columns; keeps per-column caches across chunks. */
 export class JsonRows {
   private readonly timestamps: (TimestampWriter | null)[];
-  private readonly strings: (ShortStringCache<Uint8Array> | null)[];
   private readonly loop: RowLoop;
 
   constructor(private readonly kinds: readonly ColumnKind[]) {
-    this.loop = makeRowLoop(kinds.length);
+    this.loop = rowLoopFor(kinds.length);
     this.timestamps = kinds.map((k) => (k.k === 'timestamp' ? new TimestampWriter(k.unit) : null));
-    this.strings = kinds.map((k) => (k.k === 'varchar' ? new ShortStringCache(quoted) : null));
   }
 
   /** Writes `n` rows; `first` is true when no row precedes them in the output. */
@@ -89,7 +92,7 @@ export class JsonRows {
       case 'decimal':
         return (i) => sink.ascii(decimalText(raw, kind, i));
       case 'varchar': {
-        const read = this.strings[ci]!.reader(raw, col.long!);
+        const read = quotedStrings.reader(raw, col.long!);
         return (i) => sink.bytes(read(i));
       }
       case 'null':
@@ -102,6 +105,15 @@ export class JsonRows {
 }
 
 type RowLoop = (sink: ByteSink, n: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;
+
+const rowLoops = new Map<number, RowLoop>();
+
+/** The row loop for `columns` columns, compiled on first use and kept: a fresh one per result never gets optimized. */
+function rowLoopFor(columns: number): RowLoop {
+  let loop = rowLoops.get(columns);
+  if (!loop) rowLoops.set(columns, (loop = makeRowLoop(columns)));
+  return loop;
+}
 
 /**
  * The per-row loop, generated once per column count so each cell call site sees one function
