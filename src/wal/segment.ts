@@ -5,7 +5,14 @@
  */
 import { closeSync, fdatasync, fsync, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { dropCachedPages } from '../lib/page-cache.ts';
 import { FILE_HEADER } from './frame.ts';
+
+/**
+ * Synced bytes are dropped from the page cache up to a multiple of this: a WAL is read back only by a
+ * replay, and keeping its last partial page cached spares the next append a read of it from disk.
+ */
+const PAGE = 4096;
 
 /** How segment files reach the disk. `async` leaves it to the OS. */
 export type SyncMode = 'fdatasync' | 'fsync' | 'async';
@@ -39,6 +46,8 @@ export class Segment {
   private dirty = false;
   private dirtySince = 0;
   private syncing: Promise<void> | null = null;
+  /** Bytes from the start already synced and dropped from the page cache. */
+  private dropped = 0;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -119,6 +128,7 @@ export class Segment {
 
   private startSync(fd: number, mode: 'fsync' | 'fdatasync'): Promise<void> {
     this.dirty = false;
+    const synced = this.size;
     const run = new Promise<void>((resolve, reject) => {
       const done = (err: NodeJS.ErrnoException | null) => (err ? reject(err) : resolve());
       if (mode === 'fsync') fsync(fd, done);
@@ -127,6 +137,10 @@ export class Segment {
     this.syncing = run.then(
       () => {
         this.syncing = null;
+        // Still open here: close waits for this sync before closing the descriptor.
+        const whole = synced - (synced % PAGE);
+        if (whole > this.dropped) dropCachedPages(fd, this.dropped, whole - this.dropped);
+        this.dropped = Math.max(this.dropped, whole);
       },
       (err: unknown) => {
         this.syncing = null;

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cachedBytes } from '../../lib/page-cache-test-support.ts';
 import { assertKey, dataFileKey, LocalObjectStore, parseDataFileKey } from '../index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-store-'));
@@ -55,12 +56,6 @@ describe('LocalObjectStore', async () => {
 });
 
 describe('page cache', () => {
-  /** Bytes of `path` in the page cache, from util-linux's fincore (null where it is not installed). */
-  const cachedBytes = (path: string): number | null => {
-    if (!Bun.which('fincore')) return null;
-    const out = Bun.spawnSync(['fincore', '--bytes', '--noheadings', '--output', 'RES', path]);
-    return Number(out.stdout.toString().trim());
-  };
   const body = new Uint8Array(1 << 20).map((_, i) => i * 31);
 
   test.skipIf(process.platform !== 'linux')('a put with dropPageCache leaves the file on disk, whole, and out of the page cache', async () => {

@@ -8,13 +8,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { notFound } from '../../lib/errors.ts';
 import { assertKey, assertPrefix, uniqueNanos } from '../keys.ts';
 import type { ObjectInfo, ObjectStore, PutSource } from '../object-store.ts';
-import { dropCachedPages } from './page-cache.ts';
+import { dropCachedPages } from '../../lib/page-cache.ts';
 
 const SCRATCH = '.tmp';
 
 /** How a local store writes. */
 export interface LocalStoreOptions {
-  /** Drop each file's pages from the OS page cache once it is on disk (see page-cache.ts). */
+  /** Drop each file's pages from the OS page cache once it is on disk (see lib/page-cache.ts). */
   dropPageCache?: boolean;
 }
 
