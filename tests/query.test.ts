@@ -117,6 +117,40 @@ describe('formats', () => {
     expect(row.slice(26)).toEqual([12.5, 3, null]);
   });
 
+  test('JSON doubles: one text form (integral as 1.0, exponent without +), NaN and infinities as null, in every column position', async () => {
+    // Runs of adjacent float columns are rendered by DuckDB (encode/json-render.ts), split here by other columns.
+    const sql = `SELECT 1.0::DOUBLE AS a, 'x' AS s, 1e21::DOUBLE AS b, 1e-7::DOUBLE AS c, '-0.0'::DOUBLE AS d, 0.3::FLOAT AS f, 2 AS i,
+      'nan'::DOUBLE AS n, '-inf'::DOUBLE AS ni, NULL::DOUBLE AS nu, 123456789012345678::DOUBLE AS big`;
+    const text = await (await post('/api/v1/query', sql)).text();
+    expect(text).toContain('"data":[[1.0,"x",1e21,1e-7,-0.0,0.30000001192092896,2,null,null,null,123456789012345680.0]]');
+    const body = JSON.parse(text);
+    expect(body.columns).toEqual(['a', 's', 'b', 'c', 'd', 'f', 'i', 'n', 'ni', 'nu', 'big']);
+    expect(body.types).toEqual(['DOUBLE', 'VARCHAR', 'DOUBLE', 'DOUBLE', 'DOUBLE', 'FLOAT', 'INTEGER', 'DOUBLE', 'DOUBLE', 'DOUBLE', 'DOUBLE']);
+  });
+
+  test('JSON over many chunks: ORDER BY kept, doubles and long strings equal to MessagePack, stored and buffered rows alike', async () => {
+    const n = 6000;
+    const time = Array.from({ length: n }, (_, i) => T + i * 1000);
+    const v = Array.from({ length: n }, (_, i) => Math.sin(i) * 10 ** ((i % 13) - 6));
+    const w = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? i : i / 3));
+    const note = Array.from({ length: n }, (_, i) => `note ${i} `.repeat(1 + (i % 9)));
+    await write('qr', { m: 'many', columns: { time, v, w, note } });
+    const check = async () => {
+      const sql = 'SELECT time, v, note, w FROM qr.many ORDER BY v DESC';
+      const j = await json(sql);
+      const m = await msgpack(sql);
+      expect(j.row_count).toBe(n);
+      const vs = j.data.map((r: unknown[]) => r[1] as number);
+      expect(vs).toEqual([...v].sort((a, b) => b - a));
+      expect(vs).toEqual(m.data[1]);
+      expect(j.data.map((r: unknown[]) => r[2])).toEqual(m.data[2]);
+      expect(j.data.map((r: unknown[]) => r[3])).toEqual(m.data[3]);
+    };
+    await check();
+    expect((await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
+    await check();
+  });
+
   test('Arrow IPC: readable by apache-arrow with the same normalisation', async () => {
     const t = tableFromIPC(await arrow(TYPES_SQL.replace("'x'::BLOB AS bl, ", '')));
     expect(t.numRows).toBe(1);

@@ -33,7 +33,7 @@ export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
 export { createSandboxedInstance, type SandboxOptions } from './sandbox.ts';
 export { ConnectionPool } from './connection-pool.ts';
 export { chunkVector, copyIntoVector, setVectorValidity, setVectorString, type VectorHandle } from './chunk-writer.ts';
-export { rawVector, isValid, stringBytes, stringLength, type RawVector } from './raw-vector.ts';
+export { rawVector, isValid, stringBytes, stringLength, longStrings, type RawVector, type LongStrings } from './raw-vector.ts';
 
 /**
  * Proves the native engine loaded and answers: runs SELECT 42 on `instance` (a throwaway in-memory

@@ -17,6 +17,7 @@ import { columnsForEmpty } from './sql/column-refs.ts';
 import { cachedTemplate, fileMarker, fillTemplate, storeTemplate, templateKey } from './sql/template.ts';
 import { treeJson, type SerializedSql } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
+import type { RenderedResult } from './encode/json-render.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
@@ -48,6 +49,11 @@ export interface ExecuteOptions {
   database?: string;
   /** false: read every file (the pruning-equivalence test compares both). */
   prune?: boolean;
+  /**
+   * Has DuckDB compute some result columns for the encoder (see encode/json-render.ts): given the
+   * query's columns, a SELECT list over them (named c0, c1, ...) and the columns it yields, or null.
+   */
+  render?: (columns: ResultColumn[]) => RenderedResult | null;
 }
 
 /** Runs one user SELECT on `conn` and hands its result, chunk by chunk, to `consume`. */
@@ -95,10 +101,34 @@ export async function executeSelect<R>(
     // overlap the encoding, but node-bindings returns null both at the end and when the query fails
     // mid-way (duckdb_result_error is not exposed), so a failing query would look like a shorter
     // result. Here every engine error, timeout and cancellation surfaces before the first row is read.
-    const result = await conn.run(finalSql).catch((err) => {
+    const failed = (err: unknown) => {
       throw engineError(err, names, source.root);
-    });
-    const columns = resultColumns(result.columnNames(), result.columnTypes());
+    };
+    let columns: ResultColumn[] | null = null;
+    let run = () => conn.run(finalSql);
+    if (opts.render) {
+      // The wrapping depends on the query's own columns, known before it runs from a prepared statement
+      // or, for SQL over files only, from an earlier run (files never change, so neither do the types).
+      let original = plan.buffers.size === 0 ? knownColumns.get(finalSql) : undefined;
+      if (original === undefined) {
+        const prepared = await conn.prepare(finalSql).catch(failed);
+        const n = prepared.columnCount;
+        original = resultColumns(
+          Array.from({ length: n }, (_, i) => prepared.columnName(i)),
+          Array.from({ length: n }, (_, i) => prepared.columnType(i)),
+        );
+        if (plan.buffers.size === 0) remember(finalSql, original);
+        run = () => prepared.run();
+      }
+      const rendered = opts.render(original);
+      if (rendered) {
+        const wrapped = `SELECT ${rendered.select} FROM (${finalSql}) AS __svc_q(${original.map((_, i) => `c${i}`).join(', ')})`;
+        run = () => conn.run(wrapped);
+        columns = rendered.columns;
+      }
+    }
+    const result = await run().catch(failed);
+    columns ??= resultColumns(result.columnNames(), result.columnTypes());
     const count = result.chunkCount;
     let at = 0;
     const next: NextChunk = async () => (at < count ? result.getChunk(at++) : null);
@@ -145,6 +175,18 @@ async function rewrittenTemplate(
   const template = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
   storeTemplate(key, template, refs.flatMap((r, i) => (r.files.length > 0 ? [i] : [])));
   return template;
+}
+
+/** Result columns of recent SQL over files only, by final SQL text (see executeSelect). */
+const knownColumns = new Map<string, ResultColumn[]>();
+
+/** SQL longer than this (thousands of files) is not kept: the cache stays a few MB at most. */
+const MAX_REMEMBERED_SQL = 16_384;
+
+function remember(sql: string, columns: ResultColumn[]): void {
+  if (sql.length > MAX_REMEMBERED_SQL) return;
+  knownColumns.set(sql, columns);
+  if (knownColumns.size > 256) knownColumns.delete(knownColumns.keys().next().value!);
 }
 
 /** Evaluated condition values of recent queries whose conditions do not read the clock, by `cacheKey`. */

@@ -5,6 +5,7 @@ export type { QueryProfile, ChunkEncoder } from './execution.ts';
 export { streamQuery, type Emit, type StreamEncoder, type ResultMeta } from './result-stream.ts';
 export type { QueryEstimate, RefEstimate } from './estimate.ts';
 export { JsonEncoder } from './encode/json-encoder.ts';
+export { renderFloatsAsJson } from './encode/json-render.ts';
 export { ArrowEncoder } from './encode/arrow-encoder.ts';
 export { MsgpackEncoder } from './encode/msgpack-encoder.ts';
 export type { ResultColumn } from './encode/result.ts';

@@ -8,7 +8,7 @@ import { AppError } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ResultColumn } from './encode/result.ts';
 import { engineError, isInterrupt } from './engine-errors.ts';
-import { executeSelect, type ChunkEncoder, type QueryProfile, type ResultConsumer } from './execution.ts';
+import { executeSelect, type ChunkEncoder, type ExecuteOptions, type QueryProfile, type ResultConsumer } from './execution.ts';
 import { estimateQuery, type QueryEstimate } from './estimate.ts';
 import { showSql } from './show-sql.ts';
 import { parseShow } from './sql/show.ts';
@@ -33,6 +33,8 @@ export interface QueryRequest {
   refuseShow?: string;
   /** false: read all files, no pruning (tests compare both). */
   prune?: boolean;
+  /** Result columns DuckDB computes for the encoder (the JSON routes: encode/json-render.ts). */
+  render?: ExecuteOptions['render'];
 }
 
 /** A finished query. */

@@ -6,7 +6,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
-import { ArrowEncoder, JsonEncoder, MsgpackEncoder, streamQuery, type Emit, type QueryService } from '../../query/index.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryService } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -62,7 +62,8 @@ export function queryRoutes(queries: QueryService) {
   // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
   app.post('/query', read, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const body = await streamQuery(queries, { sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols, emit) => new JsonEncoder(cols, emit));
+    const req = { sql, database: databaseOf(c), signal: c.req.raw.signal, render: renderFloatsAsJson };
+    const body = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 
@@ -105,7 +106,7 @@ export function queryRoutes(queries: QueryService) {
     if (!IDENT.test(database) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${database}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
-    const body = await streamQuery(queries, { sql, signal: c.req.raw.signal }, (cols, emit) => new JsonEncoder(cols, emit));
+    const body = await streamQuery(queries, { sql, signal: c.req.raw.signal, render: renderFloatsAsJson }, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 

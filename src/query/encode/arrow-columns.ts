@@ -38,6 +38,7 @@ export function arrowType(kind: ColumnKind): DataType {
       return new Null();
     case 'varchar':
     case 'text':
+    case 'json':
       return new Utf8();
   }
 }

@@ -110,15 +110,46 @@ export class ByteSink {
     if (i < width) buf[--p] = 48 + (n % 10);
   }
 
-  /** A finite double as JavaScript prints it (the shortest text that reads back as the same double). */
+  /**
+   * A finite double as the shortest text that reads back as the same value, in the form DuckDB's
+   * JSON writer uses (encode/json-render.ts), so a double reads the same whichever wrote it:
+   * JavaScript's digits, with integral values as `1.0` (a typed client sees a float), exponents
+   * without `+` (`1e21`) and `-0.0`.
+   */
   float(x: number): void {
     const t = '' + x;
     const n = t.length;
-    this.reserve(n);
+    this.reserve(n + 3);
     const buf = this.buf;
     let p = this.pos;
-    for (let i = 0; i < n; i++) buf[p++] = t.charCodeAt(i);
+    let plain = true;
+    if (x === 0 && 1 / x < 0) buf[p++] = 45;
+    for (let i = 0; i < n; i++) {
+      const ch = t.charCodeAt(i);
+      if (ch === 46 || ch === 101) plain = false;
+      else if (ch === 43) continue;
+      buf[p++] = ch;
+    }
+    if (plain) {
+      buf[p++] = 46;
+      buf[p++] = 48;
+    }
     this.pos = p;
+  }
+
+  /** Bytes `start` to `end` of `src`, without a view of them. */
+  range(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.reserve(n);
+    if (n < 32) {
+      const buf = this.buf;
+      let p = this.pos;
+      for (let i = start; i < end; i++) buf[p++] = src[i]!;
+      this.pos = p;
+    } else {
+      this.buf.set(src.subarray(start, end), this.pos);
+      this.pos += n;
+    }
   }
 
   /** Everything written, as a list of parts (zero-copy). */

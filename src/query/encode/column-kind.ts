@@ -25,7 +25,12 @@ export type ColumnKind =
   | { k: 'blob' }
   | { k: 'null' }
   /** Sent as DuckDB's text rendering; `wire` is the MessagePack type name. */
-  | { k: 'text'; wire: string };
+  | { k: 'text'; wire: string }
+  /**
+   * Adjacent result columns that DuckDB rendered as one JSON array text (`[v,v]`) for the JSON
+   * encoder (see encode/json-render.ts); `names` and `types` are those of the columns it stands for.
+   */
+  | { k: 'json'; names: string[]; types: string[] };
 
 const NUMBERS: Partial<Record<DuckDBTypeId, [NumberKind, 1 | 2 | 4 | 8]>> = {
   [DuckDBTypeId.TINYINT]: ['int8', 1],
@@ -122,6 +127,8 @@ export function wireTypeName(kind: ColumnKind): string {
       return 'null';
     case 'text':
       return kind.wire;
+    case 'json':
+      return 'utf8';
   }
 }
 
@@ -142,6 +149,7 @@ export function vectorWidth(kind: ColumnKind): number {
       return kind.width;
     case 'varchar':
     case 'blob':
+    case 'json':
       return 16;
     case 'null':
     case 'text':

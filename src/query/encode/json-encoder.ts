@@ -6,7 +6,7 @@
  * nested and exotic types through DuckDB's own JSON conversion. Batches of rows are shared between
  * the main thread and the JSON workers (json-workers.ts), which write them in parallel.
  */
-import { JsonDuckDBValueConverter, rawVector, stringBytes, type DuckDBDataChunk } from '../../duckdb/index.ts';
+import { JsonDuckDBValueConverter, longStrings, rawVector, stringBytes, type DuckDBDataChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
 import { JsonRows, portableKind, type RowColumn } from './json-rows.ts';
@@ -14,6 +14,10 @@ import type { JsonJob } from './json-worker.ts';
 import { encodeOnWorker, freeWorker } from './json-workers.ts';
 import type { Emit } from '../result-stream.ts';
 import type { ResultColumn } from './result.ts';
+import type { LongStrings } from '../../duckdb/index.ts';
+
+/** Columns whose long strings the row writer reads (VARCHAR, and text DuckDB rendered). */
+const hasStrings = (c: ResultColumn) => c.kind.k === 'varchar' || c.kind.k === 'json';
 
 /**
  * Rows per unit of work: small enough that the first bytes leave early and a worker's share
@@ -55,7 +59,10 @@ export class JsonEncoder {
     this.here = new JsonRows(columns.map((c) => c.kind));
     this.portable = columns.every((c) => portableKind(c.kind));
     const head = new ByteSink();
-    head.utf8(`{"columns":${JSON.stringify(columns.map((c) => c.name))},"types":${JSON.stringify(columns.map((c) => c.type))},"data":[`);
+    // A column DuckDB rendered (see json-render.ts) stands for several.
+    const names = columns.flatMap((c) => (c.kind.k === 'json' ? c.kind.names : [c.name]));
+    const types = columns.flatMap((c) => (c.kind.k === 'json' ? c.kind.types : [c.type]));
+    head.utf8(`{"columns":${JSON.stringify(names)},"types":${JSON.stringify(types)},"data":[`);
     this.emit(head.parts());
   }
 
@@ -128,7 +135,7 @@ export class JsonEncoder {
         const width = vectorWidth(c.kind);
         if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? rawVector(chunk, ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
         const raw = width > 0 ? rawVector(chunk, ci, width) : null;
-        return { raw, long: raw ? (i) => stringBytes(raw.data, i) : undefined };
+        return { raw, strings: raw && hasStrings(c) ? longStrings(raw) : undefined };
       });
       rows.write(sink, cols, chunk.rowCount, first);
       first = false;
@@ -136,7 +143,7 @@ export class JsonEncoder {
     return sink.parts();
   }
 
-  /** A worker job for `chunks`: copies of their column memory, long strings resolved. */
+  /** A worker job for `chunks`: copies of their column memory and long strings. */
   private job(chunks: readonly DuckDBDataChunk[], first: boolean): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
     const transfer: ArrayBuffer[] = [];
     const own = (a: Uint8Array) => {
@@ -149,13 +156,13 @@ export class JsonEncoder {
       cols: this.columns.map((c, ci) => {
         const width = vectorWidth(c.kind) || 1;
         const raw = rawVector(chunk, ci, width);
-        let long: (Uint8Array | null)[] | null = null;
-        if (c.kind.k === 'varchar') {
-          long = new Array(raw.rows).fill(null);
-          const w = new DataView(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength);
-          for (let i = 0; i < raw.rows; i++) if (w.getUint32(i * 16, true) > 12) long[i] = stringBytes(raw.data, i);
+        let strings: LongStrings | null = null;
+        if (hasStrings(c)) {
+          // Both are fresh copies, so they can move to the worker.
+          strings = longStrings(raw);
+          transfer.push(strings.bytes.buffer as ArrayBuffer, strings.offsets.buffer as ArrayBuffer);
         }
-        return { data: own(raw.data), validity: raw.validity ? own(raw.validity) : null, long };
+        return { data: own(raw.data), validity: raw.validity ? own(raw.validity) : null, strings };
       }),
     }));
     return { job: { kinds: this.columns.map((c) => c.kind), first, chunks: out }, transfer };

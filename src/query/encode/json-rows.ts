@@ -1,10 +1,10 @@
 /**
  * Writes JSON rows (`[v,v,...]` joined by commas) from raw column memory into a ByteSink. Pure: no
  * DuckDB calls, so the same code runs on the main thread and in the JSON worker; strings longer
- * than 12 bytes (stored outside the vector) come through a resolver, and kinds only DuckDB can
+ * than 12 bytes (stored outside the vector) come copied out beside it, and kinds only DuckDB can
  * render (`text`, `blob`) come as ready-made cells from the caller.
  */
-import type { RawVector } from '../../duckdb/index.ts';
+import type { LongStrings, RawVector } from '../../duckdb/index.ts';
 import type { ByteSink } from './byte-sink.ts';
 import type { ColumnKind } from './column-kind.ts';
 import { ShortStringCache } from './short-string-cache.ts';
@@ -14,10 +14,10 @@ import { dateText, decimalText, int64At, int64Text, numberView, uint64At, words 
 /** Writes the value of row `i` (valid rows only). */
 export type Cell = (i: number) => void;
 
-/** One column of one chunk; `long` resolves strings over 12 bytes (VARCHAR only). */
+/** One column of one chunk; `strings` holds its strings over 12 bytes (VARCHAR and rendered JSON). */
 export interface RowColumn {
   raw: RawVector | null;
-  long?: (i: number) => Uint8Array;
+  strings?: LongStrings;
   /** A ready-made cell for kinds this file cannot read (`text`, `blob`). */
   cell?: Cell;
 }
@@ -92,8 +92,21 @@ export class JsonRows {
       case 'decimal':
         return (i) => sink.ascii(decimalText(raw, kind, i));
       case 'varchar': {
-        const read = quotedStrings.reader(raw, col.long!);
+        const { bytes, offsets } = col.strings!;
+        const w = headerWords(raw);
+        const read = quotedStrings.reader(raw, (i) => bytes.subarray(offsets[i]!, offsets[i]! + w[i * 4]!));
         return (i) => sink.bytes(read(i));
+      }
+      case 'json': {
+        // `[v,v]` from DuckDB: the values between the brackets.
+        const d = raw.data;
+        const w = headerWords(raw);
+        const { bytes, offsets } = col.strings!;
+        return (i) => {
+          const len = w[i * 4]!;
+          if (len <= 12) sink.range(d, i * 16 + 5, i * 16 + 3 + len);
+          else sink.range(bytes, offsets[i]! + 1, offsets[i]! + len - 1);
+        };
       }
       case 'null':
         return () => sink.bytes(NULL);
@@ -102,6 +115,12 @@ export class JsonRows {
         throw new Error(`cannot encode a ${kind.k} column without a ready-made cell`);
     }
   }
+}
+
+/** The 16-byte string headers of `raw` as 32-bit words (word 4i is the length of string i). */
+function headerWords(raw: RawVector): Int32Array {
+  const d = raw.data;
+  return d.byteOffset % 4 === 0 ? new Int32Array(d.buffer, d.byteOffset, d.byteLength >> 2) : new Int32Array(d.slice().buffer);
 }
 
 type RowLoop = (sink: ByteSink, n: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;

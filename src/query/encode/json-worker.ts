@@ -4,14 +4,15 @@
  */
 import { ByteSink } from './byte-sink.ts';
 import type { ColumnKind } from './column-kind.ts';
+import type { LongStrings } from '../../duckdb/index.ts';
 import { JsonRows } from './json-rows.ts';
 
-/** A job: chunks of raw columns (`long[i]`: bytes of string i when over 12 bytes). */
+/** A job: chunks of raw columns, with the long strings of VARCHAR and rendered columns. */
 export interface JsonJob {
   id: number;
   kinds: ColumnKind[];
   first: boolean;
-  chunks: { n: number; cols: { data: Uint8Array; validity: Uint8Array | null; long: (Uint8Array | null)[] | null }[] }[];
+  chunks: { n: number; cols: { data: Uint8Array; validity: Uint8Array | null; strings: LongStrings | null }[] }[];
 }
 
 /** The answer: encoded parts, or the error message. */
@@ -26,7 +27,7 @@ self.onmessage = (event: MessageEvent<JsonJob>) => {
     const sink = new ByteSink();
     let first = job.first;
     for (const chunk of job.chunks) {
-      const cols = chunk.cols.map((c) => ({ raw: { rows: chunk.n, data: c.data, validity: c.validity }, long: (i: number) => c.long![i]! }));
+      const cols = chunk.cols.map((c) => ({ raw: { rows: chunk.n, data: c.data, validity: c.validity }, strings: c.strings ?? undefined }));
       rows.write(sink, cols, chunk.n, first);
       first = false;
     }

@@ -236,10 +236,11 @@ function writeColumn(s: ByteSink, col: ResultColumn, chunk: DuckDBDataChunk, ci:
       }
       return;
     case 'varchar':
+    case 'json':
     case 'blob':
       for (let i = 0; i < n; i++) {
         if (!valid(i)) mp.nil(s);
-        else if (kind.k === 'varchar' && stringLength(raw!.data, i) <= 12) inlineString(s, raw!.data, i);
+        else if (kind.k !== 'blob' && stringLength(raw!.data, i) <= 12) inlineString(s, raw!.data, i);
         else mp.bytes(s, stringBytes(raw!.data, i), kind.k === 'blob');
       }
       return;
