@@ -93,8 +93,7 @@ export class JsonRows {
         return (i) => sink.ascii(decimalText(raw, kind, i));
       case 'varchar': {
         const { bytes, offsets } = col.strings!;
-        const w = headerWords(raw);
-        const read = quotedStrings.reader(raw, (i) => bytes.subarray(offsets[i]!, offsets[i]! + w[i * 4]!));
+        const read = quotedStrings.reader(raw, (i, len) => bytes.subarray(offsets[i]!, offsets[i]! + len));
         return (i) => sink.bytes(read(i));
       }
       case 'json': {

@@ -17,8 +17,8 @@ export class ShortStringCache<T> {
 
   constructor(private readonly render: (text: string) => T) {}
 
-  /** A reader of rendered string `i` of `raw` (a VARCHAR vector); `long(i)` gives the bytes of strings over 12 bytes. */
-  reader(raw: RawVector, long: (i: number) => Uint8Array): (i: number) => T {
+  /** A reader of rendered string `i` of `raw` (a VARCHAR vector); `long(i, len)` gives the bytes of strings over 12 bytes. */
+  reader(raw: RawVector, long: (i: number, len: number) => Uint8Array): (i: number) => T {
     const d = raw.data;
     const w = d.byteOffset % 4 === 0 ? new Int32Array(d.buffer, d.byteOffset, d.byteLength >> 2) : new Int32Array(d.slice().buffer);
     const keys = this.keys;
@@ -26,7 +26,7 @@ export class ShortStringCache<T> {
     const render = this.render;
     return (i) => {
       const len = w[i * 4]!;
-      if (len > 12) return render(decoder.decode(long(i)));
+      if (len > 12) return render(decoder.decode(long(i, len)));
       const w1 = w[i * 4 + 1]! & maskFor(len);
       const w2 = w[i * 4 + 2]! & maskFor(len - 4);
       const w3 = w[i * 4 + 3]! & maskFor(len - 8);
