@@ -31,7 +31,7 @@ import {
   type ParsedArgs,
 } from './cli/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import { ConnectionPool, DuckDBInstance, createSandboxedInstance, selfCheck } from './duckdb/index.ts';
+import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
   compactionRoutes,
@@ -79,6 +79,8 @@ export async function startServices(config: Config, env: Record<string, string |
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
+  // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
+  const resultsInPlace = nativeResultsEnabled();
 
   // Write path: storage, manifest check, buffers + flush workers (own DuckDB instance), write service.
   // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
@@ -226,7 +228,7 @@ export async function startServices(config: Config, env: Record<string, string |
   compaction.start();
   lifecycle.start();
   readiness.phase = 'ready';
-  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled });
+  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop requested') =>

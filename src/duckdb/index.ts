@@ -33,7 +33,8 @@ export { nativeLoadInfo, type NativeLoadInfo } from './native-loader.ts';
 export { createSandboxedInstance, type SandboxOptions } from './sandbox.ts';
 export { ConnectionPool } from './connection-pool.ts';
 export { chunkVector, copyIntoVector, setVectorValidity, setVectorString, type VectorHandle } from './chunk-writer.ts';
-export { rawVector, isValid, stringBytes, stringLength, longStrings, type RawVector, type LongStrings } from './raw-vector.ts';
+export { resultChunks, nativeResultsEnabled, STRING_SLACK, type ResultChunk, type ResultChunks } from './result-chunks.ts';
+export { isValid, stringBytes, stringLength, longStrings, type RawVector, type LongStrings } from './raw-vector.ts';
 
 /**
  * Proves the native engine loaded and answers: runs SELECT 42 on `instance` (a throwaway in-memory

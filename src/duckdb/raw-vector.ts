@@ -1,11 +1,9 @@
 /**
- * Read access to result chunks in DuckDB's own memory layout, for the result encoders: fixed-width
- * values as typed-array views and strings as UTF-8 bytes, with no per-value JS objects. Result
- * chunks from the C API are always flat vectors, so row i is at byte i * width.
+ * Reading result vectors in DuckDB's own memory layout (see result-chunks.ts), for the result
+ * encoders: fixed-width values as typed-array views and strings as UTF-8 bytes, with no per-value JS
+ * objects. Result chunks from the C API are always flat vectors, so row i is at byte i * width.
  */
-import bindings from '@duckdb/node-bindings';
 import { toArrayBuffer } from 'bun:ffi';
-import type { DuckDBDataChunk } from '@duckdb/node-api';
 
 /** One column of one chunk. */
 export interface RawVector {
@@ -14,15 +12,6 @@ export interface RawVector {
   data: Uint8Array;
   /** Validity bitmap, LSB first per byte (the Arrow layout); null when every row is valid. */
   validity: Uint8Array | null;
-}
-
-/** Opens column `column` of `chunk`, whose values are `width` bytes each (16 for strings). */
-export function rawVector(chunk: DuckDBDataChunk, column: number, width: number): RawVector {
-  const rows = chunk.rowCount;
-  const vector = bindings.data_chunk_get_vector(chunk.chunk, column);
-  const data = rows === 0 ? new Uint8Array(0) : bindings.vector_get_data(vector, rows * width);
-  const validity = rows === 0 ? null : (bindings.vector_get_validity(vector, Math.ceil(rows / 64) * 8) ?? null);
-  return { rows, data, validity };
 }
 
 /** Whether row `i` is valid under `validity` (null: all valid). */
@@ -40,7 +29,10 @@ export function stringLength(data: Uint8Array, i: number): number {
 export function stringBytes(data: Uint8Array, i: number): Uint8Array {
   const len = stringLength(data, i);
   if (len <= 12) return data.subarray(i * 16 + 4, i * 16 + 4 + len);
-  return bindings.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + i * 16 + 8, len);
+  const o = i * 16 + 8;
+  const at = (data[o]! | (data[o + 1]! << 8) | (data[o + 2]! << 16)) + data[o + 3]! * 0x1000000 + (data[o + 4]! | (data[o + 5]! << 8) | (data[o + 6]! << 16)) * 0x100000000;
+  // A copy: the view of DuckDB's memory never leaves this function.
+  return new Uint8Array(toArrayBuffer(at as never, 0, len)).slice();
 }
 
 /**
@@ -88,4 +80,28 @@ export function longStrings(raw: RawVector): LongStrings {
   }
   copyRun();
   return { bytes, offsets };
+}
+
+/** Bytes of the valid strings of a VARCHAR/BLOB vector. */
+export function stringTotal(raw: RawVector): number {
+  let total = 0;
+  for (let i = 0; i < raw.rows; i++) if (isValid(raw.validity, i)) total += stringLength(raw.data, i);
+  return total;
+}
+
+/**
+ * Appends the strings of a VARCHAR/BLOB vector in Arrow's layout: `offsets[at + 1 + i]` is the end
+ * of row i counted from `base`, the bytes go to `data` from `base` (nulls are empty); returns the new end.
+ */
+export function copyStrings(raw: RawVector, offsets: Int32Array, at: number, base: number, data: Uint8Array): number {
+  for (let i = 0; i < raw.rows; i++) {
+    if (isValid(raw.validity, i)) {
+      const len = stringLength(raw.data, i);
+      if (len <= 12) data.set(raw.data.subarray(i * 16 + 4, i * 16 + 4 + len), base);
+      else data.set(stringBytes(raw.data, i), base);
+      base += len;
+    }
+    offsets[at + 1 + i] = base;
+  }
+  return base;
 }

@@ -3,7 +3,7 @@
  * files + buffered rows in one tick -> (in a transaction when rows are buffered: load them into temp
  * tables) -> rewrite each reference into a subquery over its sources -> run -> encode -> roll back.
  */
-import type { DuckDBConnection, DuckDBDataChunk } from '../duckdb/index.ts';
+import { resultChunks, type DuckDBConnection, type ResultChunk, type ResultChunks } from '../duckdb/index.ts';
 import { loadBatchesIntoTable } from '../parquet/index.ts';
 import { sameFlatSchema } from './file-schemas.ts';
 import { resultColumns, type ResultColumn } from './encode/result.ts';
@@ -21,12 +21,17 @@ import type { RenderedResult } from './encode/json-render.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
-  add(chunk: DuckDBDataChunk): void | Promise<void>;
+  add(chunk: ResultChunk): void | Promise<void>;
+  /** Reads every chunk still held (they are freed once the result is done); encoders that keep none omit it. */
+  drain?(): Promise<void>;
   readonly rowCount: number;
 }
 
-/** The next result chunk, or null after the last one. */
-export type NextChunk = () => Promise<DuckDBDataChunk | null>;
+/**
+ * The next result chunk, or null after the last one. A chunk's memory is DuckDB's: release it once
+ * read (encoders copy what they keep); chunks never released are freed when the result is done.
+ */
+export type NextChunk = () => Promise<ResultChunk | null>;
 
 /**
  * Reads a result: the connection, the buffered-row tables and the file leases stay held until the
@@ -76,6 +81,7 @@ export async function executeSelect<R>(
   const names = new Map<string, string>();
   // Buffered rows live in temp tables for the query's duration; a transaction drops them on the way out.
   const inTransaction = plan.buffers.size > 0;
+  let chunks: ResultChunks | null = null;
   try {
     const paths = await source.localPaths(keys);
     const pathOf = new Map(keys.map((k, i) => [k, paths[i]!] as const));
@@ -129,9 +135,10 @@ export async function executeSelect<R>(
     }
     const result = await run().catch(failed);
     columns ??= resultColumns(result.columnNames(), result.columnTypes());
-    const count = result.chunkCount;
+    chunks = resultChunks(result, columns.length);
+    const all = chunks;
     let at = 0;
-    const next: NextChunk = async () => (at < count ? result.getChunk(at++) : null);
+    const next: NextChunk = async () => (at < all.count ? all.chunk(at++) : null);
     const profile = (): QueryProfile => ({
       parse_ms: round(t1 - t0),
       plan_ms: round(t2 - t1),
@@ -142,6 +149,7 @@ export async function executeSelect<R>(
     const out = await consume(columns, next, profile);
     return { result: out, columns, profile: profile() };
   } finally {
+    chunks?.close();
     if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
     release();
   }

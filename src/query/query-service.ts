@@ -60,6 +60,7 @@ export class QueryService {
     const out = await this.execute(req, async (columns, next) => {
       const encoder = makeEncoder(columns);
       for (let chunk = await next(); chunk; chunk = await next()) await encoder.add(chunk);
+      await encoder.drain?.();
       return encoder;
     });
     return { encoder: out.result, columns: out.columns, profile: out.profile, executionTimeMs: out.executionTimeMs };

@@ -6,7 +6,7 @@
  * field. A column of only NULLs (type NULL) is left out. Results of continuous queries are aggregates,
  * so values are read through node-api's value objects rather than raw vectors.
  */
-import type { DuckDBDataChunk } from '../../duckdb/index.ts';
+import type { ResultChunk } from '../../duckdb/index.ts';
 import type { Column, ColumnBatch } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { ChunkEncoder, ResultColumn } from '../../query/index.ts';
@@ -71,7 +71,8 @@ export class BatchCollector implements ChunkEncoder {
     return this.time.length;
   }
 
-  add(chunk: DuckDBDataChunk): void {
+  add(result: ResultChunk): void {
+    const chunk = result.node;
     const times = chunk.getColumnValues(this.timeIndex);
     times.forEach((v, row) => {
       const t = micros(v);

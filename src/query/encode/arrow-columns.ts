@@ -1,11 +1,11 @@
 /**
  * Arrow column buffers filled from DuckDB chunks by copying memory: fixed-width values and the
  * validity bitmap (DuckDB's and Arrow's share a bit order) are copied as bytes; strings are copied
- * as UTF-8 bytes with no JS string in between. Each `take` yields one column's IPC body for a record batch.
+ * as UTF-8 bytes with no JS string in between (both in native code when the chunk is read in place). Each `take` yields one column's IPC body for a record batch.
  */
 import { Binary, Bool, DateDay, Float32, Float64, Int16, Int32, Int64, Int8, Null, TimestampMicrosecond, TimestampMillisecond, TimestampNanosecond, TimestampSecond, Uint16, Uint32, Uint64, Uint8, Utf8, type DataType } from 'apache-arrow';
 import type { ColumnBody } from './arrow-ipc.ts';
-import { rawVector, stringBytes, stringLength, type DuckDBDataChunk, type RawVector } from '../../duckdb/index.ts';
+import { STRING_SLACK, type ResultChunk } from '../../duckdb/index.ts';
 import { vectorWidth, type ColumnKind } from './column-kind.ts';
 import { decimalAt, unscaledAt } from './values.ts';
 
@@ -46,30 +46,30 @@ export function arrowType(kind: ColumnKind): DataType {
 /** Collects one column's values across chunks until `take`. */
 export class ArrowColumn {
   readonly type: DataType;
-  private pieces: { raw: RawVector | null; texts: (Uint8Array | null)[] | null; rows: number }[] = [];
+  /** Per chunk: the chunk and column (read at `take`), or the texts node-api converted. */
+  private pieces: { chunk: ResultChunk; ci: number; validity: Uint8Array | null; texts: (Uint8Array | null)[] | null; rows: number }[] = [];
   private rows = 0;
 
   constructor(private readonly kind: ColumnKind) {
     this.type = arrowType(kind);
   }
 
-  /** Adds column `ci` of `chunk` (the chunk must stay alive until `take`). */
-  add(chunk: DuckDBDataChunk, ci: number): void {
+  /** Adds column `ci` of `chunk` (the chunk must stay unreleased until `take`). */
+  add(chunk: ResultChunk, ci: number): void {
     const n = chunk.rowCount;
-    const width = vectorWidth(this.kind);
     if (this.kind.k === 'text') {
-      const v = chunk.getColumnVector(ci);
+      const v = chunk.node.getColumnVector(ci);
       const texts: (Uint8Array | null)[] = new Array(n);
       for (let i = 0; i < n; i++) {
         const x = v.getItem(i);
         texts[i] = x === null ? null : encoder.encode(String(x));
       }
-      this.pieces.push({ raw: null, texts, rows: n });
-    } else this.pieces.push({ raw: width > 0 ? rawVector(chunk, ci, width) : null, texts: null, rows: n });
+      this.pieces.push({ chunk, ci, validity: null, texts, rows: n });
+    } else this.pieces.push({ chunk, ci, validity: this.kind.k === 'null' ? null : chunk.validity(ci), texts: null, rows: n });
     this.rows += n;
   }
 
-  /** The IPC body of everything added since the last take: fixed-width values stay in DuckDB's memory. */
+  /** The IPC body of everything added since the last take, copied out of DuckDB's memory. */
   take(): ColumnBody {
     const pieces = this.pieces;
     const length = this.rows;
@@ -88,24 +88,33 @@ export class ArrowColumn {
       const bits = new Uint8Array((length + 7) >> 3);
       let at = 0;
       for (const p of pieces) {
-        const d = p.raw!.data;
-        for (let i = 0; i < p.rows; i++, at++) if (d[i]) bits[at >> 3]! |= 1 << (at & 7);
+        const { data: d, validity: v } = p.chunk.vector(p.ci, 1);
+        for (let i = 0; i < p.rows; i++, at++) if (d[i] && (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0)) bits[at >> 3]! |= 1 << (at & 7);
       }
       return { node, buffers: [validity, [bits]] };
     }
     if (k.k === 'decimal') return { node, buffers: [validity, [bytesOf(this.decimals(pieces, length, k))]] };
     // Same layout in DuckDB and Arrow: the chunks' value bytes, back to back, are the data buffer.
     const width = vectorWidth(k);
-    return { node, buffers: [validity, pieces.map((p) => p.raw!.data.subarray(0, p.rows * width))] };
+    const data = new Uint8Array(length * width);
+    let at = 0;
+    for (const p of pieces) {
+      p.chunk.copyValues(p.ci, width, data, at);
+      // DuckDB leaves the value under a NULL as it was in memory: zero it rather than send it along.
+      const v = p.validity;
+      if (v) for (let i = 0; i < p.rows; i++) if ((v[i >> 3]! & (1 << (i & 7))) === 0) data.fill(0, at + i * width, at + (i + 1) * width);
+      at += p.rows * width;
+    }
+    return { node, buffers: [validity, [data]] };
   }
 
   private validity(pieces: typeof this.pieces, length: number): { bitmap: Uint8Array | undefined; nullCount: number } {
-    const hasNulls = pieces.some((p) => (p.raw ? p.raw.validity !== null : p.texts!.includes(null)));
+    const hasNulls = pieces.some((p) => (p.texts ? p.texts.includes(null) : p.validity !== null));
     if (!hasNulls) return { bitmap: undefined, nullCount: 0 };
     const bitmap = new Uint8Array((length + 7) >> 3);
     let at = 0;
     for (const p of pieces) {
-      const v = p.raw?.validity ?? null;
+      const v = p.validity;
       if (p.texts) {
         for (let i = 0; i < p.rows; i++) if (p.texts[i] !== null) bitmap[(at + i) >> 3]! |= 1 << ((at + i) & 7);
       } else if (at % 8 === 0) {
@@ -127,56 +136,51 @@ export class ArrowColumn {
   }
 
   private strings(pieces: typeof this.pieces, length: number): { offsets: Int32Array; data: Uint8Array } {
-    const offsets = new Int32Array(length + 1);
     let total = 0;
+    for (const p of pieces) total += p.texts ? p.texts.reduce((n, t) => n + (t?.length ?? 0), 0) : p.chunk.stringTotal(p.ci);
+    // Utf8 offsets are 32-bit: a batch of BATCH_ROWS rows cannot carry more.
+    if (total > 0x7fffffff) throw new Error('cannot encode more than 2 GiB of strings in one Arrow record batch: select fewer or shorter strings');
+    const offsets = new Int32Array(length + 1);
+    const data = new Uint8Array(total + STRING_SLACK);
+    let end = 0;
     let r = 0;
     for (const p of pieces) {
-      if (p.texts) {
-        for (let i = 0; i < p.rows; i++) offsets[++r] = total += p.texts[i]?.length ?? 0;
+      if (!p.texts) {
+        end = p.chunk.copyStrings(p.ci, offsets, r, end, data);
+        r += p.rows;
         continue;
       }
-      // A null's header has length 0 (DuckDB zeroes invalid string entries in result chunks), but
-      // check validity anyway: the header of a null row is not guaranteed.
-      const raw = p.raw!;
-      const lens = raw.data.byteOffset % 4 === 0 ? new Uint32Array(raw.data.buffer, raw.data.byteOffset, p.rows * 4) : null;
-      const v = raw.validity;
-      for (let i = 0; i < p.rows; i++) {
-        if (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0) total += lens ? lens[i * 4]! : stringLength(raw.data, i);
-        offsets[++r] = total;
+      for (const t of p.texts) {
+        if (t) data.set(t, end);
+        end += t?.length ?? 0;
+        offsets[++r] = end;
       }
     }
-    const data = new Uint8Array(total);
-    r = 0;
-    for (const p of pieces) {
-      const raw = p.raw?.data;
-      for (let i = 0; i < p.rows; i++, r++) {
-        const start = offsets[r]!;
-        const len = offsets[r + 1]! - start;
-        if (len === 0) continue;
-        if (p.texts) data.set(p.texts[i]!, start);
-        else if (len <= 12) for (let b = 0, src = i * 16 + 4; b < len; b++) data[start + b] = raw![src + b]!;
-        else data.set(stringBytes(raw!, i), start);
-      }
-    }
-    return { offsets, data };
+    return { offsets, data: data.subarray(0, total) };
   }
 
   private decimals(pieces: typeof this.pieces, length: number, k: ColumnKind & { k: 'decimal' }): Float64Array | BigInt64Array | BigUint64Array {
     if (k.scale > 0) {
       const out = new Float64Array(length);
       let r = 0;
-      for (const p of pieces) for (let i = 0; i < p.rows; i++) out[r++] = decimalAt(p.raw!, k, i);
+      for (const p of pieces) {
+        const raw = p.chunk.vector(p.ci, vectorWidth(k));
+        const v = raw.validity;
+        for (let i = 0; i < p.rows; i++) out[r++] = v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0 ? decimalAt(raw, k, i) : 0;
+      }
       return out;
     }
     const out = k.signed ? new BigInt64Array(length) : new BigUint64Array(length);
     let r = 0;
-    for (const p of pieces)
+    for (const p of pieces) {
+      const raw = p.chunk.vector(p.ci, vectorWidth(k));
       for (let i = 0; i < p.rows; i++) {
-        const valid = p.raw!.validity === null || (p.raw!.validity[i >> 3]! & (1 << (i & 7))) !== 0;
-        const v = valid ? unscaledAt(p.raw!, k, i) : 0n;
+        const valid = raw.validity === null || (raw.validity[i >> 3]! & (1 << (i & 7))) !== 0;
+        const v = valid ? unscaledAt(raw, k, i) : 0n;
         if (k.signed ? v < INT64_MIN || v > INT64_MAX : v > 2n * INT64_MAX + 1n) throw new Error(`cannot encode ${v} as int64 in Arrow: cast the column to DOUBLE or VARCHAR`);
         out[r++] = v;
       }
+    }
     return out;
   }
 }

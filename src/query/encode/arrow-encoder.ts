@@ -1,11 +1,11 @@
 /**
  * Arrow IPC stream results (`application/vnd.apache.arrow.stream`), written as the chunks arrive:
- * record batches of up to BATCH_ROWS rows whose fixed-width buffers are the chunks' vector bytes as read (see arrow-columns.ts),
+ * record batches of up to BATCH_ROWS rows whose fixed-width buffers are the chunks' vector bytes copied in one piece (see arrow-columns.ts),
  * framed by hand (arrow-ipc.ts). An empty result is still a valid stream: the schema and one empty
  * batch, readable by apache-arrow and by DuckDB.
  */
 import { Field, Schema } from 'apache-arrow';
-import type { DuckDBDataChunk } from '../../duckdb/index.ts';
+import type { ResultChunk } from '../../duckdb/index.ts';
 import { ArrowColumn } from './arrow-columns.ts';
 import { endOfStream, recordBatchMessage, schemaMessage } from './arrow-ipc.ts';
 import type { ResultColumn } from './result.ts';
@@ -23,8 +23,8 @@ export class ArrowEncoder {
   private batches = 0;
   private pending = 0;
   private rows = 0;
-  /** Chunks of the pending batch: long strings are read through pointers into their memory at `cut`. */
-  private held: DuckDBDataChunk[] = [];
+  /** Chunks of the pending batch: read at `cut`, then released. */
+  private held: ResultChunk[] = [];
 
   constructor(columns: readonly ResultColumn[], emit?: Emit) {
     this.emit = emit ?? ((parts) => void this.collected.push(...parts));
@@ -39,9 +39,9 @@ export class ArrowEncoder {
   }
 
   /** Adds a chunk's rows. */
-  add(chunk: DuckDBDataChunk): void {
+  add(chunk: ResultChunk): void {
     const n = chunk.rowCount;
-    if (n === 0) return;
+    if (n === 0) return chunk.release();
     this.builders.forEach((b, ci) => b.add(chunk, ci));
     this.held.push(chunk);
     this.pending += n;
@@ -65,6 +65,7 @@ export class ArrowEncoder {
     this.emit(recordBatchMessage(this.pending, this.builders.map((b) => b.take())));
     this.batches++;
     this.pending = 0;
+    for (const c of this.held) c.release();
     this.held = [];
   }
 }

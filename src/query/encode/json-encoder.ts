@@ -6,7 +6,7 @@
  * nested and exotic types through DuckDB's own JSON conversion. Batches of rows are shared between
  * the main thread and the JSON workers (json-workers.ts), which write them in parallel.
  */
-import { JsonDuckDBValueConverter, longStrings, rawVector, stringBytes, type DuckDBDataChunk } from '../../duckdb/index.ts';
+import { JsonDuckDBValueConverter, longStrings, stringBytes, type ResultChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
 import { JsonRows, portableKind, type RowColumn } from './json-rows.ts';
@@ -45,7 +45,7 @@ export class JsonEncoder {
   private readonly collected: Uint8Array[] = [];
   private readonly here: JsonRows;
   private readonly portable: boolean;
-  private batch: DuckDBDataChunk[] = [];
+  private batch: ResultChunk[] = [];
   private batchRows = 0;
   private rows = 0;
   private started = false;
@@ -72,12 +72,20 @@ export class JsonEncoder {
   }
 
   /** Adds a chunk (kept, not copied, until its batch is written); waits while too much is queued. */
-  add(chunk: DuckDBDataChunk): Promise<void> | undefined {
-    if (chunk.rowCount === 0) return;
+  add(chunk: ResultChunk): Promise<void> | undefined {
+    if (chunk.rowCount === 0) {
+      chunk.release();
+      return;
+    }
     this.batch.push(chunk);
     this.batchRows += chunk.rowCount;
     this.rows += chunk.rowCount;
     if (this.batchRows >= BATCH_ROWS) return this.flush(MAX_QUEUED);
+  }
+
+  /** Writes the rows added so far (see ChunkEncoder.drain). */
+  drain(): Promise<void> {
+    return this.flush(0);
   }
 
   /** Writes the remaining rows and the closing bytes. */
@@ -104,14 +112,19 @@ export class JsonEncoder {
       this.batchRows = 0;
       this.started = true;
       const k = first || !this.portable ? -1 : freeWorker(WORKER_JOBS);
-      if (k < 0) this.queue.push({ parts: this.encodeHere(chunks, first), done: Promise.resolve() });
-      else {
+      const release = () => chunks.forEach((c) => c.release());
+      if (k < 0) {
+        this.queue.push({ parts: this.encodeHere(chunks, first), done: Promise.resolve() });
+        release();
+      } else {
         const { job, transfer } = this.job(chunks, first);
         const entry: Pending = { parts: null, done: Promise.resolve() };
-        // A worker that fails leaves its batch to this thread: results never depend on workers.
+        // A worker that fails leaves its batch to this thread (so the chunks stay until the worker
+        // answers): results never depend on workers.
         entry.done = encodeOnWorker(k, job, transfer)
           .catch(() => this.encodeHere(chunks, first))
-          .then((parts) => void (entry.parts = parts));
+          .then((parts) => void (entry.parts = parts))
+          .finally(release);
         this.queue.push(entry);
       }
     }
@@ -127,14 +140,14 @@ export class JsonEncoder {
   }
 
   /** Encodes `chunks` on this thread. */
-  private encodeHere(chunks: readonly DuckDBDataChunk[], first: boolean): Uint8Array[] {
+  private encodeHere(chunks: readonly ResultChunk[], first: boolean): Uint8Array[] {
     const rows = this.here;
     const sink = new ByteSink();
     for (const chunk of chunks) {
       const cols = this.columns.map((c, ci): RowColumn => {
         const width = vectorWidth(c.kind);
-        if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? rawVector(chunk, ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
-        const raw = width > 0 ? rawVector(chunk, ci, width) : null;
+        if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? chunk.vector(ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
+        const raw = width > 0 ? chunk.vector(ci, width) : null;
         return { raw, strings: raw && hasStrings(c) ? longStrings(raw) : undefined };
       });
       rows.write(sink, cols, chunk.rowCount, first);
@@ -144,7 +157,7 @@ export class JsonEncoder {
   }
 
   /** A worker job for `chunks`: copies of their column memory and long strings. */
-  private job(chunks: readonly DuckDBDataChunk[], first: boolean): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
+  private job(chunks: readonly ResultChunk[], first: boolean): { job: Omit<JsonJob, 'id'>; transfer: ArrayBuffer[] } {
     const transfer: ArrayBuffer[] = [];
     const own = (a: Uint8Array) => {
       const copy = a.slice();
@@ -155,7 +168,7 @@ export class JsonEncoder {
       n: chunk.rowCount,
       cols: this.columns.map((c, ci) => {
         const width = vectorWidth(c.kind) || 1;
-        const raw = rawVector(chunk, ci, width);
+        const raw = chunk.vector(ci, width);
         let strings: LongStrings | null = null;
         if (hasStrings(c)) {
           // Both are fresh copies, so they can move to the worker.
@@ -169,12 +182,12 @@ export class JsonEncoder {
   }
 
   /** Cells DuckDB renders itself (nested and exotic types, blobs as base64). */
-  private engineCell(chunk: DuckDBDataChunk, ci: number, sink: ByteSink): (i: number) => void {
+  private engineCell(chunk: ResultChunk, ci: number, sink: ByteSink): (i: number) => void {
     if (this.columns[ci]!.kind.k === 'blob') {
-      const raw = rawVector(chunk, ci, 16);
+      const raw = chunk.vector(ci, 16);
       return (i) => sink.utf8(JSON.stringify(Buffer.from(stringBytes(raw.data, i)).toString('base64')));
     }
-    const values = chunk.convertColumnValues(ci, JsonDuckDBValueConverter);
+    const values = chunk.node.convertColumnValues(ci, JsonDuckDBValueConverter);
     return (i) => sink.utf8(JSON.stringify(values[i] ?? null));
   }
 }

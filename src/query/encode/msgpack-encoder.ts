@@ -5,7 +5,7 @@
  * integers in the unit their wire type names (`timestamp[us]`: epoch microseconds), date32 as days,
  * decimals and HUGEINT as int64 (scale 0) or float64, nested and exotic types as DuckDB's text.
  */
-import { rawVector, stringBytes, stringLength, type DuckDBDataChunk, type RawVector } from '../../duckdb/index.ts';
+import { stringBytes, stringLength, type RawVector, type ResultChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth, wireTypeName } from './column-kind.ts';
 import type { ResultColumn } from './result.ts';
@@ -127,10 +127,11 @@ export class MsgpackEncoder {
   }
 
   /** Appends every row of `chunk`. */
-  add(chunk: DuckDBDataChunk): void {
+  add(chunk: ResultChunk): void {
     const n = chunk.rowCount;
     this.columns.forEach((c, ci) => writeColumn(this.sinks[ci]!, c, chunk, ci, n));
     this.rows += n;
+    chunk.release();
   }
 
   /** The whole map as parts (when built without `emit`). */
@@ -193,10 +194,10 @@ function inlineString(s: ByteSink, data: Uint8Array, i: number): void {
   s.pos = p;
 }
 
-function writeColumn(s: ByteSink, col: ResultColumn, chunk: DuckDBDataChunk, ci: number, n: number): void {
+function writeColumn(s: ByteSink, col: ResultColumn, chunk: ResultChunk, ci: number, n: number): void {
   const kind = col.kind;
   const width = vectorWidth(kind);
-  const raw: RawVector | null = width > 0 ? rawVector(chunk, ci, width) : null;
+  const raw: RawVector | null = width > 0 ? chunk.vector(ci, width) : null;
   const v = raw?.validity ?? null;
   const valid = (i: number) => v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0;
   switch (kind.k) {
@@ -248,7 +249,7 @@ function writeColumn(s: ByteSink, col: ResultColumn, chunk: DuckDBDataChunk, ci:
       for (let i = 0; i < n; i++) mp.nil(s);
       return;
     case 'text': {
-      const vec = chunk.getColumnVector(ci);
+      const vec = chunk.node.getColumnVector(ci);
       for (let i = 0; i < n; i++) {
         const x = vec.getItem(i);
         x === null ? mp.nil(s) : mp.str(s, String(x));

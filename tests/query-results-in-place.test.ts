@@ -1,0 +1,85 @@
+/**
+ * Query results read in place (src/duckdb/result-chunks.ts) against the same results copied through
+ * node-api (SVC_NATIVE_RESULTS=0): two real servers over the same data answer every format byte for
+ * byte alike, over many chunks, every column kind, nulls, short and long strings, stored and buffered rows.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { pack, unpack } from 'msgpackr';
+import { startServer, type TestServer } from './helpers/server.ts';
+
+let inPlace: TestServer;
+let copied: TestServer;
+const T = Date.UTC(2024, 0, 1);
+const ROWS = 5000;
+
+const write = async (s: TestServer, body: unknown) => {
+  const r = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'ip' }, body: pack(body) });
+  expect(r.status).toBe(204);
+};
+
+const post = async (s: TestServer, path: string, sql: string) => {
+  const r = await s.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'ip' }, body: JSON.stringify({ sql }) });
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  if (r.status !== 200) throw new Error(`${path} ${r.status}: ${new TextDecoder().decode(bytes)}`);
+  return bytes;
+};
+
+beforeAll(async () => {
+  [inPlace, copied] = await Promise.all([
+    startServer({ env: { SVC_INGEST_MAX_BUFFER_AGE_MS: '3600000' } }),
+    startServer({ env: { SVC_INGEST_MAX_BUFFER_AGE_MS: '3600000', SVC_NATIVE_RESULTS: '0' } }),
+  ]);
+  const columns = {
+    time: Array.from({ length: ROWS }, (_, i) => T + i * 1000),
+    host: Array.from({ length: ROWS }, (_, i) => (i % 5 === 0 ? `a host name longer than twelve bytes ${i}` : `h${i % 7}`)),
+    v: Array.from({ length: ROWS }, (_, i) => i * 0.25),
+  };
+  for (const s of [inPlace, copied]) {
+    // One hour is flushed to a file, the next stays buffered: a query reads both.
+    await write(s, { m: 'cpu', columns: { time: columns.time.slice(0, 3000), host: columns.host.slice(0, 3000), v: columns.v.slice(0, 3000) } });
+    expect((await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
+    await write(s, { m: 'cpu', columns: { time: columns.time.slice(3000), host: columns.host.slice(3000), v: columns.v.slice(3000) } });
+  }
+});
+afterAll(async () => {
+  await Promise.all([inPlace?.cleanup(), copied?.cleanup()]);
+});
+
+test('the default server reads results in place, the other copies them', () => {
+  expect(inPlace.output()).toContain('read in place');
+  expect(copied.output()).toContain('copied through node-api');
+});
+
+const QUERIES = [
+  'SELECT * FROM cpu ORDER BY time',
+  `SELECT i, (i % 100)::TINYINT AS t8, (i % 200)::UTINYINT AS u8, (i * 3)::SMALLINT AS s16, i::UINTEGER AS u32, i::HUGEINT * 1000000000000 AS huge,
+     CASE WHEN i % 3 = 0 THEN NULL ELSE i * 0.5 END AS d, (i / 7)::FLOAT AS f, i % 2 = 0 AS b, (i * 1.25)::DECIMAL(10, 2) AS dec2,
+     (i * 10)::DECIMAL(18, 0) AS dec0, DATE '2024-01-01' + (i % 400)::INTEGER AS day, make_timestamp(i::BIGINT * 1000003) AS ts,
+     CASE WHEN i % 4 = 0 THEN NULL WHEN i % 4 = 1 THEN '' WHEN i % 4 = 2 THEN 'twelve bytes' ELSE 'thirteen bytes and then some more ' || i END AS s,
+     ('x' || i)::BLOB AS bl, CASE WHEN i % 5 = 0 THEN NULL ELSE [i, i + 1] END AS lst, {'a': i, 'b': 's' || i} AS st, NULL AS n
+   FROM range(${ROWS}) r(i) ORDER BY i`,
+  'SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE i % 2 = 0 END AS b, CASE WHEN i % 4 = 0 THEN NULL ELSE i::BIGINT END AS n, CASE WHEN i % 6 = 0 THEN NULL ELSE i * 0.5 END AS d FROM range(5000) r(i) ORDER BY i',
+];
+
+/** The parts of a JSON body that do not depend on timing. */
+const stableJson = (b: Uint8Array) => {
+  const { execution_time_ms: _, ...rest } = JSON.parse(new TextDecoder().decode(b));
+  return rest;
+};
+const stableMsgpack = (b: Uint8Array) => {
+  const { execution_time_ms: _, timestamp: __, ...rest } = unpack(b);
+  return rest;
+};
+
+for (const sql of QUERIES) {
+  test(`every format answers alike: ${sql.slice(0, 60)}`, async () => {
+    const a = await post(inPlace, '/api/v1/query/arrow', sql);
+    expect(a).toEqual(await post(copied, '/api/v1/query/arrow', sql));
+    const j = stableJson(await post(inPlace, '/api/v1/query', sql));
+    expect(j.row_count).toBe(ROWS);
+    expect(j).toEqual(stableJson(await post(copied, '/api/v1/query', sql)));
+    const m = stableMsgpack(await post(inPlace, '/api/v1/query/msgpack', sql));
+    expect(m.row_count).toBe(ROWS);
+    expect(m).toEqual(stableMsgpack(await post(copied, '/api/v1/query/msgpack', sql)));
+  });
+}
