@@ -48,15 +48,18 @@ export interface LongStrings {
 /**
  * Copies the long strings of `raw` (16-byte string headers) into one buffer; see LongStrings. A
  * vector's string heap is an arena that DuckDB fills in row order, so consecutive long strings
- * mostly lie back to back: each such run is copied in one piece.
+ * mostly lie back to back: each such run is copied in one piece. NULL rows are skipped: DuckDB
+ * leaves their headers as the memory was (stale bytes of earlier vectors), so their length and
+ * pointer are garbage, and following such a pointer crashed the process.
  */
 export function longStrings(raw: RawVector): LongStrings {
   const rows = raw.rows;
   const d = raw.data;
   const w = d.byteOffset % 4 === 0 ? new Uint32Array(d.buffer, d.byteOffset, rows * 4) : new Uint32Array(d.slice(0, rows * 16).buffer);
+  const v = raw.validity;
   const offsets = new Int32Array(rows);
   let total = 0;
-  for (let i = 0; i < rows; i++) if (w[i * 4]! > 12) total += w[i * 4]!;
+  for (let i = 0; i < rows; i++) if (w[i * 4]! > 12 && (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0)) total += w[i * 4]!;
   const bytes = new Uint8Array(total);
   if (total === 0) return { bytes, offsets };
   let o = 0;
@@ -69,7 +72,7 @@ export function longStrings(raw: RawVector): LongStrings {
   };
   for (let i = 0; i < rows; i++) {
     const len = w[i * 4]!;
-    if (len <= 12) continue;
+    if (len <= 12 || (v !== null && (v[i >> 3]! & (1 << (i & 7))) === 0)) continue;
     const p = w[i * 4 + 2]! + w[i * 4 + 3]! * 4294967296;
     if (p !== end) {
       copyRun();
