@@ -28,8 +28,12 @@ export interface StreamEncoder extends ChunkEncoder {
   end(meta: ResultMeta): void | Promise<void>;
 }
 
-/** Bytes queued for the socket before encoding pauses: enough to keep the socket busy, not the whole result. */
-const HIGH_WATER_BYTES = 8 << 20;
+/**
+ * Bytes queued for the socket before encoding pauses: enough to keep the socket busy, not the whole
+ * result. Less queued means the next batches reuse memory still warm: an Arrow result of 1M rows
+ * (70 MB) took 95 ms with 1-2 MB queued, 106 ms with 4 MB, 110 ms with 8 MB and 161 ms with 64 MB.
+ */
+const HIGH_WATER_BYTES = 2 << 20;
 
 const DISCONNECTED = 'query cancelled: the client disconnected';
 
