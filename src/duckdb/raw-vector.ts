@@ -59,7 +59,7 @@ export function longStrings(raw: RawVector): LongStrings {
   const v = raw.validity;
   const offsets = new Int32Array(rows);
   let total = 0;
-  for (let i = 0; i < rows; i++) if (w[i * 4]! > 12 && (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0)) total += w[i * 4]!;
+  for (let i = 0; i < rows; i++) if (w[i * 4]! > 12 && isValid(v, i)) total += w[i * 4]!;
   const bytes = new Uint8Array(total);
   if (total === 0) return { bytes, offsets };
   let o = 0;
@@ -72,7 +72,7 @@ export function longStrings(raw: RawVector): LongStrings {
   };
   for (let i = 0; i < rows; i++) {
     const len = w[i * 4]!;
-    if (len <= 12 || (v !== null && (v[i >> 3]! & (1 << (i & 7))) === 0)) continue;
+    if (len <= 12 || !isValid(v, i)) continue;
     const p = w[i * 4 + 2]! + w[i * 4 + 3]! * 4294967296;
     if (p !== end) {
       copyRun();

@@ -5,7 +5,7 @@
  */
 import { Binary, Bool, DateDay, Float32, Float64, Int16, Int32, Int64, Int8, Null, TimestampMicrosecond, TimestampMillisecond, TimestampNanosecond, TimestampSecond, Uint16, Uint32, Uint64, Uint8, Utf8, type DataType } from 'apache-arrow';
 import type { ColumnBody } from './arrow-ipc.ts';
-import { STRING_SLACK, type ResultChunk } from '../../duckdb/index.ts';
+import { STRING_SLACK, isValid, type ResultChunk } from '../../duckdb/index.ts';
 import { vectorWidth, type ColumnKind } from './column-kind.ts';
 import { decimalAt, unscaledAt } from './values.ts';
 
@@ -89,7 +89,7 @@ export class ArrowColumn {
       let at = 0;
       for (const p of pieces) {
         const { data: d, validity: v } = p.chunk.vector(p.ci, 1);
-        for (let i = 0; i < p.rows; i++, at++) if (d[i] && (v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0)) bits[at >> 3]! |= 1 << (at & 7);
+        for (let i = 0; i < p.rows; i++, at++) if (d[i] && isValid(v, i)) bits[at >> 3]! |= 1 << (at & 7);
       }
       return { node, buffers: [validity, [bits]] };
     }
@@ -103,7 +103,7 @@ export class ArrowColumn {
       p.chunk.copyValues(p.ci, width, data, at);
       // DuckDB leaves the value under a NULL as it was in memory: zero it rather than send it along.
       const v = p.validity;
-      if (v) for (let i = 0; i < p.rows; i++) if ((v[i >> 3]! & (1 << (i & 7))) === 0) data.fill(0, at + i * width, at + (i + 1) * width);
+      if (v) for (let i = 0; i < p.rows; i++) if (!isValid(v, i)) data.fill(0, at + i * width, at + (i + 1) * width);
       at += p.rows * width;
     }
     return { node, buffers: [validity, [data]] };
@@ -168,7 +168,7 @@ export class ArrowColumn {
       for (const p of pieces) {
         const raw = p.chunk.vector(p.ci, vectorWidth(k));
         const v = raw.validity;
-        for (let i = 0; i < p.rows; i++) out[r++] = v === null || (v[i >> 3]! & (1 << (i & 7))) !== 0 ? decimalAt(raw, k, i) : 0;
+        for (let i = 0; i < p.rows; i++) out[r++] = isValid(v, i) ? decimalAt(raw, k, i) : 0;
       }
       return out;
     }
