@@ -3,9 +3,10 @@
  * host of 100, region of 10, five float fields) over 24 hours, one Parquet file per hour written by
  * DuckDB straight into the storage layout; the server registers them at start-up (manifest
  * reconcile). Each query runs through the HTTP API and, side by side, in DuckDB directly over the
- * same 24 files in this process; medians of BENCH_REPEATS runs after a warm-up (see timeIt) are printed.
+ * same 24 files in this process; medians of BENCH_REPEATS runs after a warm-up (see timePair) are printed.
  * Env: BENCH_ROWS (default 10000000), BENCH_REPEATS (default 5), BENCH_VALUES (`random`: full
- * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics).
+ * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics),
+ * BENCH_ONLY (run only the cases whose name contains it).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,20 +49,48 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const WARMUP_CALLS = 20;
 const WARMUP_MS = 1000;
 
-async function timeIt(fn: () => Promise<number>): Promise<{ ms: number; rows: number }> {
+/**
+ * Times both sides of one case. For a ratio the calls alternate (svc, direct, svc, ...), so the
+ * machine's drift over a run (frequency, caches, other processes) falls on both alike instead of on
+ * whichever side ran later. For a throughput target (`alone`) each side runs as a block: a million-row
+ * result leaves garbage in this process (the direct side's chunks hold DuckDB memory until
+ * collected), and sweeping it must not land in the other side's calls.
+ */
+async function timePair(
+  svcFn: () => Promise<number>,
+  rawFn: () => Promise<number>,
+  alone: boolean,
+): Promise<{ svc: { ms: number; rows: number }; raw: { ms: number } }> {
   // The server's query path is JavaScript: its first dozen or so calls run before the JIT has compiled
   // it (a fresh server answers count(*) in 3-7 ms, then 1.6-2.4 ms), and a steady state is what the
   // ratio is about. DuckDB direct is native code and gets the same warm-up.
-  const w0 = performance.now();
-  for (let i = 0; i < WARMUP_CALLS && (i === 0 || performance.now() - w0 < WARMUP_MS); i++) await fn();
-  const times: number[] = [];
-  let rows = 0;
-  for (let i = 0; i < REPEATS; i++) {
+  const warm = async (fn: () => Promise<number>) => {
+    const w0 = performance.now();
+    for (let i = 0; i < WARMUP_CALLS && (i === 0 || performance.now() - w0 < WARMUP_MS); i++) await fn();
+  };
+  const timed = async (fn: () => Promise<number>, into: number[]) => {
     const t0 = performance.now();
-    rows = await fn();
-    times.push(performance.now() - t0);
+    const rows = await fn();
+    into.push(performance.now() - t0);
+    return rows;
+  };
+  const svc: number[] = [];
+  const raw: number[] = [];
+  let rows = 0;
+  if (alone) {
+    await warm(svcFn);
+    for (let i = 0; i < REPEATS; i++) rows = await timed(svcFn, svc);
+    await warm(rawFn);
+    for (let i = 0; i < REPEATS; i++) await timed(rawFn, raw);
+  } else {
+    await warm(svcFn);
+    await warm(rawFn);
+    for (let i = 0; i < REPEATS; i++) {
+      rows = await timed(svcFn, svc);
+      await timed(rawFn, raw);
+    }
   }
-  return { ms: median(times), rows };
+  return { svc: { ms: median(svc), rows }, raw: { ms: median(raw) } };
 }
 
 async function viaHttp(s: TestServer, route: string, sql: string): Promise<number> {
@@ -107,9 +136,12 @@ async function main(): Promise<void> {
     const lines: string[] = [];
     const head = `| query | svc HTTP ms | DuckDB direct ms | ratio | svc rows/s | target |`;
     lines.push(head, '|---|---:|---:|---:|---:|---|');
-    for (const c of cases) {
-      const svc = await timeIt(() => viaHttp(s!, c.route ?? '/api/v1/query', c.sql));
-      const raw = await timeIt(() => direct(conn, c.sql));
+    for (const c of cases.filter((x) => !process.env.BENCH_ONLY || x.name.includes(process.env.BENCH_ONLY))) {
+      const { svc, raw } = await timePair(
+        () => viaHttp(s!, c.route ?? '/api/v1/query', c.sql),
+        () => direct(conn, c.sql),
+        c.rows !== undefined,
+      );
       const rate = c.rows ? `${((c.rows / svc.ms) * 1000 / 1e6).toFixed(2)}M` : '';
       lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${c.target} |`);
       process.stderr.write(`${lines[lines.length - 1]}\n`);

@@ -2,17 +2,15 @@
  * NULL rows of a VARCHAR vector: DuckDB leaves their 16-byte string headers as the memory was (stale
  * bytes of whatever used it before), so nothing may read a length or pointer from them.
  */
-import { afterAll, expect, test } from 'bun:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { expect, test } from 'bun:test';
+import { memoryConnection } from '../../tests/helpers/duckdb.ts';
 import { longStrings } from './raw-vector.ts';
 import { nativeResultsEnabled, resultChunks } from './result-chunks.ts';
 import { JsonEncoder } from '../query/encode/json-encoder.ts';
 import { resultColumns } from '../query/encode/result.ts';
 
 const LONG = 'a string longer than twelve bytes';
-const db = await DuckDBInstance.create(':memory:');
-const conn = await db.connect();
-afterAll(() => conn.closeSync());
+const conn = await memoryConnection();
 
 test('long strings and JSON skip the stale headers of NULL rows', async () => {
   const res = await conn.run(`SELECT CASE WHEN i = 0 THEN NULL ELSE '${LONG}' END AS s FROM range(2) r(i)`);

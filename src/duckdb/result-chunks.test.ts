@@ -1,10 +1,8 @@
-import { afterAll, expect, test } from 'bun:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { expect, test } from 'bun:test';
+import { memoryConnection } from '../../tests/helpers/duckdb.ts';
 import { STRING_SLACK, nativeResultsEnabled, resultChunks } from './result-chunks.ts';
 
-const db = await DuckDBInstance.create(':memory:');
-const conn = await db.connect();
-afterAll(() => conn.closeSync());
+const conn = await memoryConnection();
 
 const SQL = `SELECT i::DOUBLE AS x, CASE WHEN i % 3 = 0 THEN NULL WHEN i % 3 = 1 THEN 'short' || i ELSE 'a string stored apart ' || i END AS s FROM range(5000) t(i)`;
 

@@ -15,11 +15,10 @@
  * results are identical either way.
  */
 import bindings from '@duckdb/node-bindings';
-import { cc, toArrayBuffer } from 'bun:ffi';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { toArrayBuffer } from 'bun:ffi';
+import { readFileSync } from 'node:fs';
 import type { DuckDBDataChunk, DuckDBMaterializedResult } from '@duckdb/node-api';
+import { compileC, nativeOnce } from '../lib/tinycc.ts';
 import { copyStrings, stringTotal, type RawVector } from './raw-vector.ts';
 
 /** One chunk of a result. Vectors are valid until `release` (or the end of the result). */
@@ -41,6 +40,11 @@ export interface ResultChunk {
   copyStrings(ci: number, offsets: Int32Array, at: number, base: number, data: Uint8Array): number;
   /** The same chunk as a node-api object, for its value converters (fetched on first use). */
   readonly node: DuckDBDataChunk;
+  /**
+   * For C readers: the row count, then per column the addresses of its data and validity (0: all
+   * valid), valid until `release`; null when the chunk came through node-api.
+   */
+  readonly addresses: Float64Array | null;
   /** Frees the chunk's memory now; its vectors must not be read afterwards. */
   release(): void;
 }
@@ -170,47 +174,24 @@ interface NativeReader {
   strings(headers: number, validity: number, rows: number, offsets: Int32Array, at: number, base: number, data: Uint8Array): number;
 }
 
-let loaded: NativeReader | null | undefined;
-
-function nativeReader(): NativeReader | null {
-  if (loaded === undefined) {
-    try {
-      loaded = process.env.SVC_NATIVE_RESULTS === '0' ? null : loadNativeReader();
-    } catch {
-      // Any failure (no compiler, another platform) leaves the node-api path, which gives the same results.
-      loaded = null;
-    }
-  }
-  return loaded;
-}
+/** The C reader; any failure (no compiler, another platform) leaves the node-api path, which gives the same results. */
+const nativeReader = nativeOnce(loadNativeReader);
 
 /** Compiles the C side and binds it to the DuckDB library the addon mapped (found in /proc/self/maps). */
 function loadNativeReader(): NativeReader | null {
   const path = loadedDuckdbLibrary();
   if (!path) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'svc-cc-'));
-  let c;
-  try {
-    const file = join(dir, 'result-chunks.c');
-    writeFileSync(file, SOURCE);
-    c = cc({
-      source: file,
-      symbols: {
-        svc_init: { args: ['ptr'], returns: 'i32' },
-        svc_external: { args: ['napi_env', 'napi_value'], returns: 'ptr' },
-        svc_chunk_count: { args: ['ptr'], returns: 'u64' },
-        svc_chunk: { args: ['ptr', 'u64', 'u64', 'ptr'], returns: 'ptr' },
-        svc_destroy: { args: ['ptr'], returns: 'void' },
-        svc_copy: { args: ['ptr', 'u64', 'ptr', 'u64'], returns: 'void' },
-        svc_string_total: { args: ['ptr', 'ptr', 'u64'], returns: 'u64' },
-        svc_strings: { args: ['ptr', 'ptr', 'u64', 'ptr', 'u64', 'u64', 'ptr'], returns: 'u64' },
-      },
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  if (c.symbols.svc_init(Buffer.from(`${path}\0`)) !== 1) return null;
-  const s = c.symbols;
+  const s = compileC('result-chunks', SOURCE, {
+    svc_init: { args: ['ptr'], returns: 'i32' },
+    svc_external: { args: ['napi_env', 'napi_value'], returns: 'ptr' },
+    svc_chunk_count: { args: ['ptr'], returns: 'u64' },
+    svc_chunk: { args: ['ptr', 'u64', 'u64', 'ptr'], returns: 'ptr' },
+    svc_destroy: { args: ['ptr'], returns: 'void' },
+    svc_copy: { args: ['ptr', 'u64', 'ptr', 'u64'], returns: 'void' },
+    svc_string_total: { args: ['ptr', 'ptr', 'u64'], returns: 'u64' },
+    svc_strings: { args: ['ptr', 'ptr', 'u64', 'ptr', 'u64', 'u64', 'ptr'], returns: 'u64' },
+  });
+  if (s.svc_init(Buffer.from(`${path}\0`)) !== 1) return null;
   // The napi_env slot is filled by Bun; JavaScript still passes a placeholder for it.
   const external = s.svc_external as unknown as (env: null, value: unknown) => number | null;
   return {
@@ -280,7 +261,7 @@ class NativeChunk implements ResultChunk {
     private readonly owner: NativeChunks,
     private readonly reader: NativeReader,
     private ptr: number,
-    private readonly addresses: Float64Array,
+    readonly addresses: Float64Array,
     private readonly fetchNode: () => DuckDBDataChunk,
   ) {
     this.rowCount = addresses[0]!;
@@ -340,6 +321,7 @@ class NodeChunks implements ResultChunks {
     return {
       rowCount: node.rowCount,
       node,
+      addresses: null,
       vector,
       validity: (ci) => vector(ci, 0).validity,
       copyValues: (ci, width, dest, at) => dest.set(vector(ci, width).data, at),

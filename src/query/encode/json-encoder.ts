@@ -9,6 +9,7 @@
 import { JsonDuckDBValueConverter, longStrings, stringBytes, type ResultChunk } from '../../duckdb/index.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
+import { NativeJsonRows } from './json-native.ts';
 import { JsonRows, portableKind, type RowColumn } from './json-rows.ts';
 import type { JsonJob } from './json-worker.ts';
 import { encodeOnWorker, freeWorker } from './json-workers.ts';
@@ -44,6 +45,8 @@ export class JsonEncoder {
   private readonly emit: Emit;
   private readonly collected: Uint8Array[] = [];
   private readonly here: JsonRows;
+  /** The C writer, when it knows every column kind (chunks read in place only). */
+  private readonly native: NativeJsonRows | null;
   private readonly portable: boolean;
   private batch: ResultChunk[] = [];
   private batchRows = 0;
@@ -57,6 +60,7 @@ export class JsonEncoder {
   ) {
     this.emit = emit ?? ((parts) => void this.collected.push(...parts));
     this.here = new JsonRows(columns.map((c) => c.kind));
+    this.native = NativeJsonRows.for(columns.map((c) => c.kind));
     this.portable = columns.every((c) => portableKind(c.kind));
     const head = new ByteSink();
     // A column DuckDB rendered (see json-render.ts) stands for several.
@@ -111,7 +115,8 @@ export class JsonEncoder {
       this.batch = [];
       this.batchRows = 0;
       this.started = true;
-      const k = first || !this.portable ? -1 : freeWorker(WORKER_JOBS);
+      // The C writer outruns the hand-off to a worker (a copy of every vector) by far.
+      const k = first || !this.portable || (this.native && chunks[0]!.addresses) ? -1 : freeWorker(WORKER_JOBS);
       const release = () => chunks.forEach((c) => c.release());
       if (k < 0) {
         this.queue.push({ parts: this.encodeHere(chunks, first), done: Promise.resolve() });
@@ -141,19 +146,24 @@ export class JsonEncoder {
 
   /** Encodes `chunks` on this thread. */
   private encodeHere(chunks: readonly ResultChunk[], first: boolean): Uint8Array[] {
-    const rows = this.here;
     const sink = new ByteSink();
     for (const chunk of chunks) {
-      const cols = this.columns.map((c, ci): RowColumn => {
-        const width = vectorWidth(c.kind);
-        if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? chunk.vector(ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
-        const raw = width > 0 ? chunk.vector(ci, width) : null;
-        return { raw, strings: raw && hasStrings(c) ? longStrings(raw) : undefined };
-      });
-      rows.write(sink, cols, chunk.rowCount, first);
+      if (this.native && chunk.addresses) this.native.write(sink, chunk, first, (c, row, rowFirst) => this.writeRows(sink, c, row, row + 1, rowFirst));
+      else this.writeRows(sink, chunk, 0, chunk.rowCount, first);
       first = false;
     }
     return sink.parts();
+  }
+
+  /** Writes rows `from` to `to` - 1 of `chunk` with the JavaScript writer. */
+  private writeRows(sink: ByteSink, chunk: ResultChunk, from: number, to: number, first: boolean): void {
+    const cols = this.columns.map((c, ci): RowColumn => {
+      const width = vectorWidth(c.kind);
+      if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? chunk.vector(ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
+      const raw = width > 0 ? chunk.vector(ci, width) : null;
+      return { raw, strings: raw && hasStrings(c) ? longStrings(raw) : undefined };
+    });
+    this.here.write(sink, cols, from, to, first);
   }
 
   /** A worker job for `chunks`: copies of their column memory and long strings. */

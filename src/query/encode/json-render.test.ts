@@ -3,20 +3,11 @@
  * json-render.ts) or ByteSink.float (every other path). Checked value by value on a corpus of
  * doubles from several distributions, against DuckDB's own JSON writer.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { DuckDBInstance, type DuckDBConnection } from '../../duckdb/index.ts';
+import { expect, test } from 'bun:test';
+import { memoryConnection } from '../../../tests/helpers/duckdb.ts';
 import { ByteSink } from './byte-sink.ts';
 
-let db: DuckDBInstance;
-let conn: DuckDBConnection;
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:');
-  conn = await db.connect();
-});
-afterAll(() => {
-  conn.closeSync();
-  db.closeSync();
-});
+const conn = await memoryConnection();
 
 test('ByteSink.float writes every finite double as DuckDB JSON does', async () => {
   const reader = await conn.runAndReadAll(`

@@ -2,7 +2,7 @@
  * Doubles rendered as JSON text by DuckDB itself, for the JSON encoder. Turning a double into its
  * shortest text costs 55-75 ns in JavaScript and was half of a large JSON result's time; DuckDB's
  * JSON writer does it in native code on every core, while the scan still runs. Each run of adjacent
- * float columns becomes one `to_json([..])` text column; the encoder copies its bytes between the
+ * float columns becomes one `json_array(..)` text column; the encoder copies its bytes between the
  * brackets. Both writers print a double the same way (the shortest text that reads back as the
  * same value, integral values as `1.0`, exponents as `1e21`; see ByteSink.float), so a column looks
  * the same whichever path wrote it. NaN and infinities become null, as everywhere in JSON.
@@ -33,8 +33,13 @@ export function renderFloatsAsJson(columns: readonly ResultColumn[]): RenderedRe
     }
     const run: number[] = [];
     for (; i < columns.length && isFloat(columns[i]!); i++) run.push(i);
-    // A list is never NULL itself, so every row has text; a NULL or non-finite element is written as null.
-    select.push(`to_json([${run.map((k) => `CASE WHEN isfinite(c${k}) THEN c${k} END`).join(', ')}])::VARCHAR`);
+    // json_array is never NULL, so every row has text; a NULL element is written as null. It writes
+    // NaN and infinities as bare words, so rows holding one take the branch that nulls them (a
+    // CASE per value on every row cost 25% more).
+    const all = run.map((k) => `c${k}`).join(', ');
+    const nulled = run.map((k) => `CASE WHEN isfinite(c${k}) THEN c${k} END`).join(', ');
+    const finite = run.map((k) => `isfinite(c${k})`).join(' AND ');
+    select.push(`CASE WHEN ${finite} IS NOT FALSE THEN json_array(${all}) ELSE json_array(${nulled}) END::VARCHAR`);
     out.push({
       name: run.map((k) => columns[k]!.name).join(','),
       type: 'JSON',

@@ -46,10 +46,10 @@ export class JsonRows {
     this.timestamps = kinds.map((k) => (k.k === 'timestamp' ? new TimestampWriter(k.unit) : null));
   }
 
-  /** Writes `n` rows; `first` is true when no row precedes them in the output. */
-  write(sink: ByteSink, cols: readonly RowColumn[], n: number, first: boolean): void {
+  /** Writes rows `from` to `to` - 1; `first` is true when no row precedes them in the output. */
+  write(sink: ByteSink, cols: readonly RowColumn[], from: number, to: number, first: boolean): void {
     const cells = cols.map((c, ci) => c.cell ?? this.cell(sink, ci, c));
-    this.loop(sink, n, first, cells, cols.map((c) => c.raw?.validity ?? null));
+    this.loop(sink, from, to, first, cells, cols.map((c) => c.raw?.validity ?? null));
   }
 
   private cell(sink: ByteSink, ci: number, col: RowColumn): Cell {
@@ -122,7 +122,7 @@ function headerWords(raw: RawVector): Int32Array {
   return d.byteOffset % 4 === 0 ? new Int32Array(d.buffer, d.byteOffset, d.byteLength >> 2) : new Int32Array(d.slice().buffer);
 }
 
-type RowLoop = (sink: ByteSink, n: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;
+type RowLoop = (sink: ByteSink, from: number, to: number, first: boolean, cells: Cell[], valid: (Uint8Array | null)[]) => void;
 
 const rowLoops = new Map<number, RowLoop>();
 
@@ -147,11 +147,11 @@ function makeRowLoop(columns: number): RowLoop {
     body.push(`if (v${c} === null || (v${c}[i >> 3] & (1 << (i & 7))) !== 0) c${c}(i); else sink.bytes(NULL);`);
   }
   const src = `${decl.join('\n')}
-for (let i = 0; i < n; i++) {
-  if (i > 0 || !first) sink.byte(44);
+for (let i = from; i < to; i++) {
+  if (i > from || !first) sink.byte(44);
   sink.byte(91);
   ${body.join('\n  ')}
   sink.byte(93);
 }`;
-  return new Function('NULL', `return function rowLoop(sink, n, first, cells, valid) {\n${src}\n}`)(NULL) as RowLoop;
+  return new Function('NULL', `return function rowLoop(sink, from, to, first, cells, valid) {\n${src}\n}`)(NULL) as RowLoop;
 }

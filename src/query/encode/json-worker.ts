@@ -28,7 +28,7 @@ self.onmessage = (event: MessageEvent<JsonJob>) => {
     let first = job.first;
     for (const chunk of job.chunks) {
       const cols = chunk.cols.map((c) => ({ raw: { rows: chunk.n, data: c.data, validity: c.validity }, strings: c.strings ?? undefined }));
-      rows.write(sink, cols, chunk.n, first);
+      rows.write(sink, cols, 0, chunk.n, first);
       first = false;
     }
     const parts = sink.parts();

@@ -109,7 +109,33 @@ export function jsonNumber(n: number): string {
   return Number.isFinite(n) ? String(n) : 'null';
 }
 
-/** DATE value (days since epoch) as `YYYY-MM-DD`. */
+/** DuckDB's DATE infinities (days). */
+const DATE_INFINITY = 2147483647;
+
+/**
+ * DATE value (days since epoch) as `YYYY-MM-DD`; years outside 0000-9999 in ISO 8601's expanded
+ * form (`+012000-02-29`, `-000044-03-15`, as JavaScript's Date writes them), the infinities as
+ * DuckDB names them (`infinity`, `-infinity`).
+ */
 export function dateText(days: number): string {
-  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+  if (days === DATE_INFINITY) return 'infinity';
+  if (days === -DATE_INFINITY) return '-infinity';
+  return civilDate(days);
+}
+
+const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/** Proleptic Gregorian date of `days` since 1970-01-01 (any range; see dateText for the year form). */
+export function civilDate(days: number): string {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const year = y >= 0 && y <= 9999 ? String(y).padStart(4, '0') : `${y < 0 ? '-' : '+'}${String(Math.abs(y)).padStart(6, '0')}`;
+  return `${year}-${two(m)}-${two(d)}`;
 }
