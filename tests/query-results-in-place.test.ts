@@ -99,3 +99,22 @@ for (const sql of QUERIES) {
     expect(m).toEqual(stableMsgpack(await post(copied, '/api/v1/query/msgpack', sql)));
   });
 }
+
+test('a small result read again skips the rendering of its doubles and answers the same bytes', async () => {
+  // The first run renders the doubles in DuckDB (encode/json-render.ts); the server then knows the
+  // result is small and the next runs format them in the encoder. SQL over stored files alone is
+  // remembered (buffered rows change), so this one reads no measurement.
+  const sql = `SELECT i, i / 7 AS a, i / 0.0 AS inf, -0.0::DOUBLE AS negzero,
+      CASE i % 5 WHEN 1 THEN 'nan'::DOUBLE WHEN 2 THEN 1e21 WHEN 3 THEN 5e-324 WHEN 4 THEN 1e-7 ELSE NULL END AS odd,
+      (i / 3)::FLOAT AS f, pow(10, i - 150) AS wide, 'x' || i AS s
+    FROM range(300) r(i) ORDER BY i`;
+  for (const s of [inPlace, copied]) {
+    const runs: string[] = [];
+    for (let i = 0; i < 3; i++) runs.push(stableJson(await post(s, '/api/v1/query', sql)));
+    expect(runs[1]).toBe(runs[0]);
+    expect(runs[2]).toBe(runs[0]);
+    expect(JSON.parse(runs[0]!).row_count).toBe(300);
+    expect(runs[0]).toContain('[3,0.42857142857142855,Infinity'.replace('Infinity', 'null'));
+    expect(runs[0]).toContain('1e21');
+  }
+});

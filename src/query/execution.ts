@@ -112,10 +112,12 @@ export async function executeSelect<R>(
     };
     let columns: ResultColumn[] | null = null;
     let run = () => conn.run(finalSql);
-    if (opts.render) {
+    // Only SQL over files alone is remembered: buffered rows live in temp tables that change.
+    const known = plan.buffers.size === 0 ? knownResults.get(finalSql) : undefined;
+    if (opts.render && !(known && known.rows <= SMALL_RESULT_ROWS)) {
       // The wrapping depends on the query's own columns, known before it runs from a prepared statement
       // or, for SQL over files only, from an earlier run (files never change, so neither do the types).
-      let original = plan.buffers.size === 0 ? knownColumns.get(finalSql) : undefined;
+      let original = known?.columns;
       if (original === undefined) {
         const prepared = await conn.prepare(finalSql).catch(failed);
         const n = prepared.columnCount;
@@ -138,7 +140,13 @@ export async function executeSelect<R>(
     chunks = resultChunks(result, columns.length);
     const all = chunks;
     let at = 0;
-    const next: NextChunk = async () => (at < all.count ? all.chunk(at++) : null);
+    let rows = 0;
+    const next: NextChunk = async () => {
+      if (at >= all.count) return null;
+      const chunk = all.chunk(at++);
+      rows += chunk.rowCount;
+      return chunk;
+    };
     const profile = (): QueryProfile => ({
       parse_ms: round(t1 - t0),
       plan_ms: round(t2 - t1),
@@ -147,6 +155,10 @@ export async function executeSelect<R>(
       buffered_rows: [...plan.buffers.values()].reduce((n, x) => n + x.rows, 0),
     });
     const out = await consume(columns, next, profile);
+    if (at === all.count) {
+      const entry = knownResults.get(finalSql);
+      if (entry) entry.rows = rows;
+    }
     return { result: out, columns, profile: profile() };
   } finally {
     chunks?.close();
@@ -185,16 +197,26 @@ async function rewrittenTemplate(
   return template;
 }
 
-/** Result columns of recent SQL over files only, by final SQL text (see executeSelect). */
-const knownColumns = new Map<string, ResultColumn[]>();
+/**
+ * Recent SQL over files only, by final SQL text: its result columns and how many rows it returned
+ * last time (Infinity until one run was read to the end).
+ */
+const knownResults = new Map<string, { columns: ResultColumn[]; rows: number }>();
+
+/**
+ * A result known to be at most this long skips the rendering wrapper (opts.render): planning it
+ * costs 0.1-0.4 ms, more than formatting a few thousand values in the encoder, which writes the
+ * same bytes (see encode/json-render.ts). A result that grew past it is rendered from its next run.
+ */
+const SMALL_RESULT_ROWS = 4096;
 
 /** SQL longer than this (thousands of files) is not kept: the cache stays a few MB at most. */
 const MAX_REMEMBERED_SQL = 16_384;
 
 function remember(sql: string, columns: ResultColumn[]): void {
   if (sql.length > MAX_REMEMBERED_SQL) return;
-  knownColumns.set(sql, columns);
-  if (knownColumns.size > 256) knownColumns.delete(knownColumns.keys().next().value!);
+  knownResults.set(sql, { columns, rows: Infinity });
+  if (knownResults.size > 256) knownResults.delete(knownResults.keys().next().value!);
 }
 
 /** Evaluated condition values of recent queries whose conditions do not read the clock, by `cacheKey`. */
