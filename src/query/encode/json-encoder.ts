@@ -148,22 +148,24 @@ export class JsonEncoder {
   private encodeHere(chunks: readonly ResultChunk[], first: boolean): Uint8Array[] {
     const sink = new ByteSink();
     for (const chunk of chunks) {
-      if (this.native && chunk.addresses) this.native.write(sink, chunk, first, (c, row, rowFirst) => this.writeRows(sink, c, row, row + 1, rowFirst));
-      else this.writeRows(sink, chunk, 0, chunk.rowCount, first);
+      if (this.native && chunk.addresses) {
+        // Rows handed back share one reading of the chunk's columns (long strings are copied out once).
+        let cols: RowColumn[] | null = null;
+        this.native.write(sink, chunk, first, (row, rowFirst) => this.here.write(sink, (cols ??= this.rowColumns(chunk, sink)), row, row + 1, rowFirst));
+      } else this.here.write(sink, this.rowColumns(chunk, sink), 0, chunk.rowCount, first);
       first = false;
     }
     return sink.parts();
   }
 
-  /** Writes rows `from` to `to` - 1 of `chunk` with the JavaScript writer. */
-  private writeRows(sink: ByteSink, chunk: ResultChunk, from: number, to: number, first: boolean): void {
-    const cols = this.columns.map((c, ci): RowColumn => {
+  /** `chunk`'s columns as the JavaScript writer reads them (cells DuckDB renders write into `sink`). */
+  private rowColumns(chunk: ResultChunk, sink: ByteSink): RowColumn[] {
+    return this.columns.map((c, ci): RowColumn => {
       const width = vectorWidth(c.kind);
       if (c.kind.k === 'text' || c.kind.k === 'blob') return { raw: width > 0 ? chunk.vector(ci, width) : null, cell: this.engineCell(chunk, ci, sink) };
       const raw = width > 0 ? chunk.vector(ci, width) : null;
       return { raw, strings: raw && hasStrings(c) ? longStrings(raw) : undefined };
     });
-    this.here.write(sink, cols, from, to, first);
   }
 
   /** A worker job for `chunks`: copies of their column memory and long strings. */

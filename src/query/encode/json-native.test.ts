@@ -35,9 +35,9 @@ async function both(sql: string): Promise<[string, string, number]> {
   };
   for (let i = 0; i < chunks.count; i++) {
     const chunk = chunks.chunk(i);
-    native!.write(a, chunk, i === 0, (c, row, first) => {
+    native!.write(a, chunk, i === 0, (row, first) => {
       handedBack++;
-      jsRows(a, c, row, row + 1, first);
+      jsRows(a, chunk, row, row + 1, first);
     });
     jsRows(b, chunk, 0, chunk.rowCount, i === 0);
     chunk.release();

@@ -327,8 +327,8 @@ function compile() {
 /** The compiled writer; without TinyCC, the JavaScript writer gives the same bytes. */
 const symbols = nativeOnce(compile);
 
-/** Writes one row of a chunk with the JavaScript writer (`first`: no comma before it). */
-export type RowHandback = (chunk: ResultChunk, row: number, first: boolean) => void;
+/** Writes one row of the chunk being written with the JavaScript writer (`first`: no comma before it). */
+export type RowHandback = (row: number, first: boolean) => void;
 
 /** The C row writer for one result's columns. */
 export class NativeJsonRows {
@@ -379,7 +379,7 @@ export class NativeJsonRows {
         // A fresh block; one that stays empty means a row larger than a block: make room for it.
         sink.reserve(next === row && sink.pos === 0 ? sink.buf.length * 2 : sink.buf.length - sink.pos + 1);
       } else {
-        handback(chunk, next, first && next === 0);
+        handback(next, first && next === 0);
         row = next + 1;
         continue;
       }

@@ -6,14 +6,13 @@
  */
 import type { ByteSink } from './byte-sink.ts';
 import type { TimeUnit } from './column-kind.ts';
-import { civilDate, int64At } from './values.ts';
+import { civilDate, int64At, twoDigits } from './values.ts';
 
 const PER_SEC: Record<TimeUnit, number> = { s: 1, ms: 1e3, us: 1e6, ns: 1e9 };
 const DIGITS: Record<TimeUnit, number> = { s: 0, ms: 3, us: 6, ns: 9 };
 const TWO_53 = 9007199254740992;
 const INFINITY = 2n ** 63n - 1n;
 const ascii = new TextEncoder();
-const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
 /** Writes epoch values of one unit as quoted RFC 3339 strings. */
 export class TimestampWriter {
@@ -47,7 +46,7 @@ export class TimestampWriter {
       this.lastSec = sec;
       const days = Math.floor(sec / 86400);
       const rem = sec - days * 86400;
-      this.prefix = ascii.encode(`${civilDate(days)}T${two(Math.floor(rem / 3600))}:${two(Math.floor(rem / 60) % 60)}:${two(rem % 60)}`);
+      this.prefix = ascii.encode(`${civilDate(days)}T${twoDigits(Math.floor(rem / 3600))}:${twoDigits(Math.floor(rem / 60) % 60)}:${twoDigits(rem % 60)}`);
     }
     sink.byte(34);
     sink.bytes(this.prefix);

@@ -123,7 +123,8 @@ export function dateText(days: number): string {
   return civilDate(days);
 }
 
-const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+/** `n` (0-99) as two digits. */
+export const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
 /** Proleptic Gregorian date of `days` since 1970-01-01 (any range; see dateText for the year form). */
 export function civilDate(days: number): string {
@@ -137,5 +138,5 @@ export function civilDate(days: number): string {
   const m = mp < 10 ? mp + 3 : mp - 9;
   const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   const year = y >= 0 && y <= 9999 ? String(y).padStart(4, '0') : `${y < 0 ? '-' : '+'}${String(Math.abs(y)).padStart(6, '0')}`;
-  return `${year}-${two(m)}-${two(d)}`;
+  return `${year}-${twoDigits(m)}-${twoDigits(d)}`;
 }
