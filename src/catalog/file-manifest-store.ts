@@ -49,6 +49,11 @@ const toFile = (r: Row): ManifestFile => ({
 /** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */
 export class FileManifestStore {
   private changes = 0;
+  /**
+   * Tombstones recorded, counted here (this store is their only writer) so that the reaper, asked
+   * after every query, answers "nothing to delete" without a database read; null until first asked.
+   */
+  private tombstoneCount: number | null = null;
 
   constructor(private readonly db: CatalogDb) {}
 
@@ -84,10 +89,11 @@ export class FileManifestStore {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.changes++;
+    let tombstoned = 0;
     this.db.transaction(() => {
       for (const p of removed) {
         del.run(p);
-        if (!readded.has(p)) tomb.run(p, now);
+        if (!readded.has(p)) tombstoned += tomb.run(p, now).changes;
       }
       for (const f of added) {
         clearPending.run(f.path);
@@ -97,6 +103,8 @@ export class FileManifestStore {
       const maxSeq = added.reduce((m, f) => Math.max(m, f.seq), 0);
       if (maxSeq > 0) this.db.query('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(maxSeq + 1);
     })();
+    // Counted once committed: a transaction that failed recorded none.
+    if (this.tombstoneCount !== null) this.tombstoneCount += tombstoned;
   }
 
   /** Forgets files by path. */
@@ -169,9 +177,16 @@ export class FileManifestStore {
     return this.db.query<{ path: string }, []>('SELECT path FROM file_tombstones ORDER BY created_at').all().map((r) => r.path);
   }
 
+  /** Whether some object waits for deletion. */
+  hasTombstones(): boolean {
+    this.tombstoneCount ??= this.db.query<{ n: number }, []>('SELECT count(*) AS n FROM file_tombstones').get()!.n;
+    return this.tombstoneCount > 0;
+  }
+
   /** Forgets a tombstone once its object is gone (or the path is live again). */
   clearTombstone(path: string): void {
-    this.db.query('DELETE FROM file_tombstones WHERE path = ?').run(path);
+    const { changes } = this.db.query('DELETE FROM file_tombstones WHERE path = ?').run(path);
+    if (this.tombstoneCount !== null) this.tombstoneCount -= changes;
   }
 
   /** Forgets every file (before a rebuild from a storage listing). */

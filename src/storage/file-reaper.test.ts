@@ -70,3 +70,21 @@ test('tombstones survive a restart and are collected then', async () => {
   expect(await fresh.collect()).toBe(1);
   expect(await store.stat('db/m/a.parquet')).toBeNull();
 });
+
+test('releasing the last lease deletes a tombstoned file by itself; with none waiting, nothing is read', async () => {
+  const { store, manifest, reaper } = await setup();
+  expect(manifest.hasTombstones()).toBe(false);
+  await store.put('db/m/a.parquet', new Uint8Array([1]));
+  await store.put('db/m/b.parquet', new Uint8Array([2]));
+  manifest.add([file('db/m/a.parquet', 1), file('db/m/b.parquet', 2)]);
+  reaper.acquire(['db/m/b.parquet'])(); // nothing tombstoned: no collection
+  const release = reaper.acquire(['db/m/a.parquet']);
+  manifest.remove(['db/m/a.parquet']);
+  manifest.remove(['db/m/a.parquet']); // already gone: no second tombstone counted
+  expect(manifest.hasTombstones()).toBe(true);
+  release();
+  for (let i = 0; i < 100 && (await store.stat('db/m/a.parquet')) !== null; i++) await Bun.sleep(5);
+  expect(await store.stat('db/m/a.parquet')).toBeNull();
+  expect(manifest.hasTombstones()).toBe(false);
+  expect(await store.stat('db/m/b.parquet')).not.toBeNull();
+});

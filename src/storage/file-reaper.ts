@@ -32,7 +32,7 @@ export class FileReaper {
           freed = true;
         } else this.leases.set(k, n);
       }
-      if (freed) void this.collect();
+      if (freed && this.deps.manifest.hasTombstones()) void this.collect();
     };
   }
 
@@ -60,6 +60,7 @@ export class FileReaper {
   private async run(): Promise<number> {
     const { store, manifest, logger } = this.deps;
     let deleted = 0;
+    if (!manifest.hasTombstones()) return 0;
     for (const path of manifest.tombstones()) {
       if (this.leases.has(path)) continue;
       // A path that is live again (rewritten in place) must never be deleted.
