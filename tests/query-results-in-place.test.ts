@@ -118,3 +118,17 @@ test('a small result read again skips the rendering of its doubles and answers t
     expect(runs[0]).toContain('1e21');
   }
 });
+
+test('columns learned on a MessagePack run serve later runs of the same SQL in every format alike', async () => {
+  // The first run on `inPlace` is MessagePack, so its JSON run reuses the columns (and the row
+  // count) learned there; `copied` answers JSON first, the usual way. Both must agree byte for byte.
+  const sql = `SELECT i, i / 7 AS a, 'x' || i AS s, make_timestamp(i::BIGINT * 1000000) AS t, (i * 10)::DECIMAL(18, 0) AS d
+    FROM range(40) r(i) ORDER BY i`;
+  const first = unpack(await post(inPlace, '/api/v1/query/msgpack', sql));
+  expect(first.types).toEqual(['int64', 'float64', 'utf8', 'timestamp[us]', 'int64']);
+  const json = stableJson(await post(inPlace, '/api/v1/query', sql));
+  expect(json).toBe(stableJson(await post(copied, '/api/v1/query', sql)));
+  expect(JSON.parse(json).data[3]).toEqual([3, 3 / 7, 'x3', '1970-01-01T00:00:03Z', 30]);
+  const again = unpack(await post(inPlace, '/api/v1/query/msgpack', sql));
+  expect({ ...again, timestamp: 0, execution_time_ms: 0 }).toEqual({ ...first, timestamp: 0, execution_time_ms: 0 });
+});

@@ -113,11 +113,12 @@ export async function executeSelect<R>(
     let columns: ResultColumn[] | null = null;
     let run = () => conn.run(finalSql);
     // Only SQL over files alone is remembered: buffered rows live in temp tables that change.
-    const known = plan.buffers.size === 0 ? knownResults.get(finalSql) : undefined;
+    const overFiles = plan.buffers.size === 0;
+    const known = overFiles ? knownResults.get(finalSql) : undefined;
+    // The query's own columns: known before it runs from a prepared statement or, for SQL over files
+    // only, from an earlier run (files never change, so neither do the types).
+    let original = known?.columns;
     if (opts.render && !(known && known.rows <= SMALL_RESULT_ROWS)) {
-      // The wrapping depends on the query's own columns, known before it runs from a prepared statement
-      // or, for SQL over files only, from an earlier run (files never change, so neither do the types).
-      let original = known?.columns;
       if (original === undefined) {
         const prepared = await conn.prepare(finalSql).catch(failed);
         const n = prepared.columnCount;
@@ -125,7 +126,7 @@ export async function executeSelect<R>(
           Array.from({ length: n }, (_, i) => prepared.columnName(i)),
           Array.from({ length: n }, (_, i) => prepared.columnType(i)),
         );
-        if (plan.buffers.size === 0) remember(finalSql, original);
+        if (overFiles) remember(finalSql, original);
         run = () => prepared.run();
       }
       const rendered = opts.render(original);
@@ -136,7 +137,11 @@ export async function executeSelect<R>(
       }
     }
     const result = await run().catch(failed);
-    columns ??= resultColumns(result.columnNames(), result.columnTypes());
+    if (original === undefined) {
+      original = resultColumns(result.columnNames(), result.columnTypes());
+      if (overFiles) remember(finalSql, original);
+    }
+    columns ??= original;
     chunks = resultChunks(result, columns.length);
     const all = chunks;
     let at = 0;
