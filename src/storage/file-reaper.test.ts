@@ -71,7 +71,7 @@ test('tombstones survive a restart and are collected then', async () => {
   expect(await store.stat('db/m/a.parquet')).toBeNull();
 });
 
-test('releasing the last lease deletes a tombstoned file by itself; with none waiting, nothing is read', async () => {
+test('releasing the last lease deletes a tombstoned file by itself; each tombstone is counted once', async () => {
   const { store, manifest, reaper } = await setup();
   expect(manifest.hasTombstones()).toBe(false);
   await store.put('db/m/a.parquet', new Uint8Array([1]));
