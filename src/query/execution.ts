@@ -126,7 +126,6 @@ export async function executeSelect<R>(
           Array.from({ length: n }, (_, i) => prepared.columnName(i)),
           Array.from({ length: n }, (_, i) => prepared.columnType(i)),
         );
-        if (overFiles) remember(finalSql, original);
         run = () => prepared.run();
       }
       const rendered = opts.render(original);
@@ -137,10 +136,8 @@ export async function executeSelect<R>(
       }
     }
     const result = await run().catch(failed);
-    if (original === undefined) {
-      original = resultColumns(result.columnNames(), result.columnTypes());
-      if (overFiles) remember(finalSql, original);
-    }
+    original ??= resultColumns(result.columnNames(), result.columnTypes());
+    if (overFiles && !known) remember(finalSql, original);
     columns ??= original;
     chunks = resultChunks(result, columns.length);
     const all = chunks;
