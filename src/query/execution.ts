@@ -18,6 +18,7 @@ import { cachedTemplate, fileMarker, fillTemplate, storeTemplate, templateKey } 
 import { treeJson, type SerializedSql } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
 import type { RenderedResult } from './encode/json-render.ts';
+import { setBounded } from '../lib/bounded-map.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
@@ -217,8 +218,7 @@ const MAX_REMEMBERED_SQL = 16_384;
 
 function remember(sql: string, columns: ResultColumn[]): void {
   if (sql.length > MAX_REMEMBERED_SQL) return;
-  knownResults.set(sql, { columns, rows: Infinity });
-  if (knownResults.size > 256) knownResults.delete(knownResults.keys().next().value!);
+  setBounded(knownResults, sql, { columns, rows: Infinity }, 256);
 }
 
 /** Evaluated condition values of recent queries whose conditions do not read the clock, by `cacheKey`. */
@@ -243,10 +243,7 @@ export async function evaluateBounds(conn: DuckDBConnection, refs: readonly Meas
       // A value DuckDB cannot evaluate alone: no pruning; the query itself reports any real error.
       return refs.map(() => ({}));
     }
-    if (key !== null) {
-      recentValues.set(key, values);
-      if (recentValues.size > 256) recentValues.delete(recentValues.keys().next().value!);
-    }
+    if (key !== null) setBounded(recentValues, key, values, 256);
   }
   let k = 0;
   return refs.map((r) => boundsOf(r.conditions, r.conditions.map(() => values[k++] ?? null)));

@@ -7,6 +7,7 @@
  */
 import type { DuckDBConnection } from '../duckdb/index.ts';
 import { literal } from './sql/rewrite.ts';
+import { setBounded } from '../lib/bounded-map.ts';
 
 const MAX_FILES = 100_000;
 /** Path -> schema signature; null: not flat (nested columns), always read by name. */
@@ -39,8 +40,7 @@ async function learn(conn: DuckDBConnection, paths: readonly string[]): Promise<
   }
   for (const p of paths) {
     // In file order: `SELECT *` must list the columns in the same order either way.
-    signatures.set(p, (groups.get(p) ?? 0) === 1 ? columns.get(p)!.join('\n') : null);
-    if (signatures.size > MAX_FILES) signatures.delete(signatures.keys().next().value!);
+    setBounded(signatures, p, (groups.get(p) ?? 0) === 1 ? columns.get(p)!.join('\n') : null, MAX_FILES);
   }
   return true;
 }

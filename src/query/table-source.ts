@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { DatabaseStore, FileManifestStore } from '../catalog/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import type { FileReaper, ObjectStore } from '../storage/index.ts';
+import { setBounded } from '../lib/bounded-map.ts';
 
 /** One data file as the planner needs it. Times are epoch µs, inclusive. */
 export interface SourceFile {
@@ -84,8 +85,7 @@ export class ManifestTableSource implements TableSource {
     let all = this.listed.get(key);
     if (!all) {
       all = this.manifest.list({ database, measurement }).map((f) => ({ key: f.path, minTime: f.minTime, maxTime: f.maxTime, rows: f.rows, bytes: f.bytes }));
-      this.listed.set(key, all);
-      if (this.listed.size > MAX_LISTED) this.listed.delete(this.listed.keys().next().value!);
+      setBounded(this.listed, key, all, MAX_LISTED);
     }
     return all.filter((f) => f.maxTime >= minTime && f.minTime <= maxTime);
   }

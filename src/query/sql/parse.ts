@@ -5,6 +5,7 @@
 import type { DuckDBConnection } from '../../duckdb/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import { parseTreeJson, type SerializedSql } from './tree.ts';
+import { setBounded } from '../../lib/bounded-map.ts';
 
 /** Serialized trees of recent queries (dashboards repeat theirs): the text, parsed afresh per use. */
 const recent = new Map<string, string>();
@@ -31,7 +32,6 @@ export async function parseSql(conn: DuckDBConnection, sql: string): Promise<Ser
   }
   if (tree.statements.length === 0) throw invalid('empty query: send one SELECT statement');
   if (sql.length > RECENT_MAX_SQL) return tree;
-  recent.set(sql, text);
-  if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
+  setBounded(recent, sql, text, RECENT_MAX);
   return tree;
 }

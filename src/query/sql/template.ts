@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { literal } from './rewrite.ts';
+import { setBounded } from '../../lib/bounded-map.ts';
 
 const NONCE = `svc_files_${randomBytes(12).toString('hex')}`;
 const MAX_ENTRIES = 256;
@@ -48,8 +49,7 @@ export function storeTemplate(key: string | null, template: string, withFiles: r
     if (at < 0 || template.indexOf(m, at + 1) >= 0) throw new Error(`cannot build the query: file list slot ${i} not found exactly once in the rewritten SQL`);
   }
   if (key === null) return;
-  templates.set(key, template);
-  if (templates.size > MAX_ENTRIES) templates.delete(templates.keys().next().value!);
+  setBounded(templates, key, template, MAX_ENTRIES);
 }
 
 /** `template` with each reference's marker replaced by its quoted file paths (`files[i]`, empty for references without files). */
