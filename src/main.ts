@@ -30,10 +30,12 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
+import { startCluster, type ClusterNode } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
+  clusterRoutes,
   compactionRoutes,
   continuousQueryRoutes,
   createApp,
@@ -121,8 +123,11 @@ export async function startServices(config: Config, env: Record<string, string |
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
+  // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
+  let cluster: ClusterNode | null = null;
+  const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks, mayRunScheduled,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
@@ -150,7 +155,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
-    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
     write: (database, batches) => writes.write(database, batches),
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
@@ -180,6 +185,7 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1/cluster', clusterRoutes(() => cluster)],
       ['/api/v1', queryRoutes(queries)],
     ],
   });
@@ -227,6 +233,9 @@ export async function startServices(config: Config, env: Record<string, string |
   await mqtt.startAll();
   compaction.start();
   lifecycle.start();
+  // The node joins once it listens (its advertised address needs the port) and is ready.
+  cluster = await startCluster(config.cluster, { storageBackend: config.storage.backend, host: config.server.host, port: tsServer.port ?? config.server.port, version: VERSION, logger });
+  cluster?.markReady();
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -239,6 +248,8 @@ export async function startServices(config: Config, env: Record<string, string |
       const work = (async () => {
         // HTTP first: no new work is accepted while the rest drains.
         await Promise.all(servers.map((s) => s.stop()));
+        // Leaving at once hands the active roles to other nodes without waiting for the lease to lapse.
+        await cluster?.stop();
         // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
         await mqtt.stopAll();
         // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).

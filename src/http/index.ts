@@ -10,6 +10,7 @@ export { logsRoutes } from './routes/logs-routes.ts';
 export { msgpackWriteRoutes, type WriteRouteDeps } from './routes/msgpack-write-routes.ts';
 export { lineProtocolWriteRoutes } from './routes/lineprotocol-write-routes.ts';
 export { walRoutes } from './routes/wal-routes.ts';
+export { clusterRoutes } from './routes/cluster-routes.ts';
 export { mqttRoutes } from './routes/mqtt-routes.ts';
 export { queryRoutes } from './routes/query-routes.ts';
 export { compactionRoutes } from './routes/compaction-routes.ts';
