@@ -30,7 +30,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { startCluster, type ClusterNode } from './cluster/index.ts';
+import { SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
@@ -91,18 +91,28 @@ export async function startServices(config: Config, env: Record<string, string |
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
+  // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
+  // goes through it, before anything (WAL replay, recovery) can register a file.
+  const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
+  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, logger.child({ component: 'shared-manifest' })) : null;
+  if (sharedManifest) {
+    await sharedManifest.start();
+    manifest.setJournal(sharedManifest);
+    cluster!.manifestRevision = () => sharedManifest.revision;
+  }
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
   await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
-  const reaper = new FileReaper({ store, manifest, logger });
+  const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });
   leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
   const reconcileConn = await writeDuck.connect();
   // An unreachable object store must not keep the server down (writes buffer, /health tells why).
-  await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
+  // A cluster node's manifest is etcd's, not a listing of the bucket.
+  if (!cluster) await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
     logger.error('cannot reconcile the file manifest with storage; files it does not list stay unknown until a restart', { error: messageOf(err) }),
   );
   reconcileConn.closeSync();
@@ -124,7 +134,6 @@ export async function startServices(config: Config, env: Record<string, string |
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
   // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
-  let cluster: ClusterNode | null = null;
   const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
     settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks, mayRunScheduled,
@@ -234,8 +243,11 @@ export async function startServices(config: Config, env: Record<string, string |
   compaction.start();
   lifecycle.start();
   // The node joins once it listens (its advertised address needs the port) and is ready.
-  cluster = await startCluster(config.cluster, { storageBackend: config.storage.backend, host: config.server.host, port: tsServer.port ?? config.server.port, version: VERSION, logger });
-  cluster?.markReady();
+  if (cluster) {
+    await cluster.start(defaultAdvertiseUrl(config.server.host, tsServer.port ?? config.server.port, config.server.tls_enabled));
+    cluster.markReady();
+    logger.info('joined the cluster', { cluster: config.cluster.name, node_id: cluster.settings.nodeId, role: config.cluster.role });
+  }
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -261,6 +273,7 @@ export async function startServices(config: Config, env: Record<string, string |
         await wal.close();
         await imports.stop();
         writeDuck.closeSync();
+        sharedManifest?.close();
         catalog.close();
         opened.close();
         closeMemory();

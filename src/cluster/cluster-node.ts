@@ -51,7 +51,7 @@ export async function connectEtcd(endpoints: string[], timeoutMs: number): Promi
 /** A running cluster node. */
 export class ClusterNode {
   private keeper: LeaseKeeper | null = null;
-  private membership: Membership;
+  private membership!: Membership;
   private candidacy: Candidacy | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
   private leading = false;
@@ -59,22 +59,25 @@ export class ClusterNode {
   private ready = false;
   private lastContact = 0;
   private campaignAbort = new AbortController();
+  /** The revision the local copy of the shared manifest has applied (set by main.ts). */
+  manifestRevision: () => number | null = () => null;
 
   constructor(
     readonly client: EtcdClient,
     readonly settings: ClusterSettings,
     private readonly log: Log,
-  ) {
-    this.membership = new Membership({
-      client,
-      prefix: settings.prefix,
-      heartbeatMs: settings.heartbeatMs,
-      self: { id: settings.nodeId, role: settings.role, address: settings.advertiseUrl, version: settings.version },
-    });
-  }
+  ) {}
 
-  /** Registers this node, starts heartbeats and enters its role's election. */
-  async start(): Promise<void> {
+  /** Registers this node (reachable at `advertiseUrl` unless the settings name one), starts heartbeats, enters its role's election. */
+  async start(advertiseUrl: string): Promise<void> {
+    this.settings.advertiseUrl ||= advertiseUrl;
+    const s = this.settings;
+    this.membership = new Membership({
+      client: this.client,
+      prefix: s.prefix,
+      heartbeatMs: s.heartbeatMs,
+      self: { id: s.nodeId, role: s.role, address: s.advertiseUrl, version: s.version },
+    });
     await this.join();
     this.heartbeatTimer = setInterval(() => void this.beat(), this.settings.heartbeatMs);
   }
@@ -211,7 +214,7 @@ export class ClusterNode {
       ...leaders,
       nodes: { total: nodes.length, by_role: count('role'), by_state: count('state') },
       etcd: { endpoints: etcd.endpoints, healthy: etcd.healthy, members: etcd.members, leader: etcd.leader },
-      manifest_revision: null,
+      manifest_revision: this.manifestRevision(),
     };
   }
 

@@ -7,4 +7,5 @@ export type { KeyValue, WatchEvent } from './etcd/wire.ts';
 export { Membership } from './membership.ts';
 export { ROLES, STATES, observedState, type NodeRecord, type NodeState, type Role } from './node-record.ts';
 export { ClusterNode, connectEtcd, type ClusterSettings } from './cluster-node.ts';
-export { startCluster, type ClusterConfig } from './start-cluster.ts';
+export { defaultAdvertiseUrl, openCluster, type ClusterConfig } from './start-cluster.ts';
+export { SharedManifest } from './shared-manifest.ts';

@@ -1,4 +1,4 @@
-/** Turns the [cluster] settings into a running ClusterNode, refusing setups that cannot work. */
+/** Turns the [cluster] settings into a ClusterNode connected to etcd, refusing setups that cannot work. */
 import { hostname } from 'node:os';
 import { AppError } from '../lib/errors.ts';
 import { ClusterNode, connectEtcd } from './cluster-node.ts';
@@ -27,12 +27,10 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Checks the settings (a startup error of kind `invalid` when they cannot work: local storage, no
- * endpoints, etcd unreachable after a bounded retry) and joins the cluster. Null when disabled.
+ * endpoints, etcd unreachable after a bounded retry) and connects to etcd. The node joins with
+ * `start(advertiseUrl)` once it listens. Null when clustering is off.
  */
-export async function startCluster(
-  conf: ClusterConfig,
-  ctx: { storageBackend: string; host: string; port: number; version: string; logger: Log },
-): Promise<ClusterNode | null> {
+export async function openCluster(conf: ClusterConfig, ctx: { storageBackend: string; port: number; version: string; logger: Log }): Promise<ClusterNode | null> {
   if (!conf.enabled) return null;
   if (ctx.storageBackend === 'local') throw new AppError('invalid', 'cannot start: cluster.enabled needs shared object storage (storage.backend = s3 or azure), not local');
   const endpoints = conf.etcd_endpoints.map((e) => e.trim()).filter(Boolean);
@@ -43,8 +41,7 @@ export async function startCluster(
   });
   const nodeId = conf.node_id || `${hostname()}-${ctx.port}`;
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(nodeId)) throw new AppError('invalid', `cannot start: cluster.node_id '${nodeId}' may hold only letters, digits, '.', '_' and '-'`);
-  const host = ctx.host === '0.0.0.0' || ctx.host === '::' ? hostname() : ctx.host;
-  const node = new ClusterNode(
+  return new ClusterNode(
     client,
     {
       name: conf.name,
@@ -52,14 +49,17 @@ export async function startCluster(
       role: conf.role,
       endpoints,
       prefix: conf.etcd_prefix || `/svc/v1/${conf.name}`,
-      advertiseUrl: conf.advertise_url || `http://${host}:${ctx.port}`,
+      advertiseUrl: conf.advertise_url,
       version: ctx.version,
       heartbeatMs: conf.heartbeat_interval,
       failoverTimeoutMs: conf.failover_timeout,
     },
     ctx.logger,
   );
-  await node.start();
-  ctx.logger.info('joined the cluster', { cluster: conf.name, node_id: nodeId, role: conf.role, etcd: endpoints.join(',') });
-  return node;
+}
+
+/** The URL other nodes reach this one at when `cluster.advertise_url` is empty. */
+export function defaultAdvertiseUrl(host: string, port: number, tls: boolean): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? hostname() : host;
+  return `${tls ? 'https' : 'http'}://${h}:${port}`;
 }

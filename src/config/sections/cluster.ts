@@ -15,5 +15,6 @@ export const clusterSection = z.object({
   failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor stops heartbeating'),
   failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
   failover_cooldown: duration('60s', 'Delays a failover away from a node elected less than this long ago'),
+  file_grace_period: duration('5m', 'How long a replaced data file stays in the bucket, so queries already running on other nodes still read it'),
   query_gate_on_catchup: bool(false, 'A reader answers queries 503 until its manifest has caught up with etcd'),
 });
