@@ -19,7 +19,7 @@ import {
 } from './admin/index.ts';
 import { TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
-import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
+import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
   USAGE,
   announceBootstrapToken,
@@ -30,7 +30,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
+import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
@@ -60,6 +60,18 @@ import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsR
 import { ManifestTableSource, QueryService } from './query/index.ts';
 import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
+
+/**
+ * Metadata a cluster keeps in etcd. A token's last use alone is not worth a round trip, and the
+ * in-process memory service's token belongs to one process.
+ */
+const REPLICATED_TABLES = [
+  { table: 'tokens', key: 'id', quietColumns: ['last_used_at'], localOnly: (r: string) => `${r}name = 'memory-service'` },
+  { table: 'databases', key: 'name' },
+  { table: 'retention_policies', key: 'id' },
+  { table: 'continuous_queries', key: 'id' },
+  { table: 'mqtt_subscriptions', key: 'id' },
+];
 
 /** A running server: its listeners and the way to stop it. */
 export interface RunningServices {
@@ -100,6 +112,15 @@ export async function startServices(config: Config, env: Record<string, string |
     manifest.setJournal(sharedManifest);
     cluster!.manifestRevision = () => sharedManifest.revision;
   }
+  // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.
+  let databasesChanged = () => {};
+  const replicated = cluster
+    ? new ReplicatedMetadata(cluster.client, cluster.settings.prefix, new ReplicationStore(catalog, REPLICATED_TABLES), logger.child({ component: 'replicated-metadata' }), (table) => {
+        if (table === 'tokens') tokens.invalidateCache();
+        if (table === 'databases') databasesChanged();
+      })
+    : null;
+  await replicated?.start(cluster!.settings.nodeId);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
@@ -151,6 +172,7 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
+  databasesChanged = () => databases.reload();
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
@@ -179,6 +201,7 @@ export async function startServices(config: Config, env: Record<string, string |
     tokens,
     readiness,
     storageHealth: () => ({ hot: opened.health.view() }),
+    afterMutation: replicated ? () => replicated.drain() : undefined,
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
@@ -274,6 +297,7 @@ export async function startServices(config: Config, env: Record<string, string |
         await imports.stop();
         writeDuck.closeSync();
         sharedManifest?.close();
+        await replicated?.close();
         catalog.close();
         opened.close();
         closeMemory();

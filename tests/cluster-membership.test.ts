@@ -109,6 +109,35 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     expect((await nodes.reader!.fetch('/api/v1/cluster/nodes/writer-1', { method: 'DELETE', token })).status).toBe(403);
   });
 
+  test('a token created on one node works on every node within 1 s; rotated or revoked anywhere, everywhere', async () => {
+    const post = (n: TestServer, path: string, body?: unknown) =>
+      n.fetch(path, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const created = await post(nodes.writer!, '/api/v1/auth/tokens', { name: 'replicated', permissions: ['read'] });
+    expect(created.status).toBe(201);
+    const { token, id } = (await created.json()) as { token: string; id: string };
+    const t0 = Date.now();
+    // The 201 is sent once etcd has the row; the other nodes apply it from their watch.
+    await until('the token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    for (const n of [nodes.compactorA!, nodes.compactorB!]) await until('the token on the compactors', async () => (await n.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
+    // Rotated on the reader: the old value stops working on the writer, the new one works there.
+    const rotated = await post(nodes.reader!, `/api/v1/auth/tokens/${id}/rotate`);
+    expect(rotated.status).toBe(200);
+    const fresh = ((await rotated.json()) as { token: string }).token;
+    await until('the old value refused on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token })).status === 401, 1000);
+    await until('the new value accepted on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200, 1000);
+    // Deleted on the compactor: refused everywhere.
+    expect((await nodes.compactorA!.fetch(`/api/v1/auth/tokens/${id}`, { method: 'DELETE' })).status).toBe(200);
+    for (const n of [nodes.writer!, nodes.reader!, nodes.compactorB!]) await until('the deleted token refused', async () => (await n.fetch('/api/v1/auth/verify', { token: fresh })).status === 401, 1000);
+    // A database created on one node is known on the others.
+    const db = await post(nodes.reader!, '/api/v1/databases', { name: 'replicated_db' });
+    expect(db.status).toBe(201);
+    await until('the database listed on the writer', async () => {
+      const r = await nodes.writer!.fetch('/api/v1/databases');
+      return ((await r.json()) as { databases: { name: string }[] }).databases.some((d) => d.name === 'replicated_db');
+    }, 1000);
+  });
+
   test('kill -9 of the active compactor: the other takes over within failover_timeout; the dead node is listed, then removed', async () => {
     const killedAt = Date.now();
     await nodes.compactorA!.kill();

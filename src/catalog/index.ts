@@ -3,3 +3,4 @@ export { migrate, type Migration } from './migrate.ts';
 export { migrations } from './migrations.ts';
 export { FileManifestStore, type ManifestFile, type ManifestJournal } from './file-manifest-store.ts';
 export { DatabaseStore, type DatabaseRecord } from './database-store.ts';
+export { ReplicationStore, type ReplicatedTable, type OutboxEntry, type Row as ReplicatedRow } from './replication-store.ts';

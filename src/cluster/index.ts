@@ -9,3 +9,4 @@ export { ROLES, STATES, observedState, type NodeRecord, type NodeState, type Rol
 export { ClusterNode, connectEtcd, type ClusterSettings } from './cluster-node.ts';
 export { defaultAdvertiseUrl, openCluster, type ClusterConfig } from './start-cluster.ts';
 export { SharedManifest } from './shared-manifest.ts';
+export { ReplicatedMetadata } from './replicated-metadata.ts';

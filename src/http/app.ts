@@ -22,6 +22,8 @@ export interface AppDeps {
   storageHealth: StorageHealth;
   /** Extra routers mounted by features: [base path, router]. */
   routers?: [string, Hono<AppEnv>][];
+  /** Awaited after every successful mutating request (a cluster sends replicated metadata before answering). */
+  afterMutation?: () => Promise<void>;
 }
 
 /** Builds the time-series service's Hono app: middleware once, then one small router per resource. */
@@ -36,6 +38,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const bodyCap = limitBody(deps.config.server.max_payload_size);
   app.use('*', (c, next) => (c.req.path.startsWith('/api/v1/import/') ? next() : bodyCap(c, next)));
   app.use('*', writeGate(deps.readiness));
+  const after = deps.afterMutation;
+  if (after) {
+    // A 2xx to a token, database or policy change then means every node will see it.
+    app.use('*', async (c, next) => {
+      await next();
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.res.status < 400)
+        await after().catch((err: Error) => deps.logger.warn('cannot send the change to the cluster yet; retried in the background', { error: err.message }));
+    });
+  }
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));
