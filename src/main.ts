@@ -202,6 +202,7 @@ export async function startServices(config: Config, env: Record<string, string |
     readiness,
     storageHealth: () => ({ hot: opened.health.view() }),
     afterMutation: replicated ? () => replicated.drain() : undefined,
+    cluster: cluster ? () => cluster : undefined,
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],

@@ -42,12 +42,14 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
     SVC_DELETE_ENABLED: 'true',
     SVC_COMPACTION_HOURLY_MIN_FILES: '2',
+    SVC_CLUSTER_SHARED_SECRET: 'test-cluster-secret',
+    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
   });
   const objects = async () => {
     const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEY.accessKey, secretAccessKey: S3RVER_KEY.secretKey } });
     const out = await client.send(new ListObjectsV2Command({ Bucket: 'shared' }));
     client.destroy();
-    return (out.Contents ?? []).map((o) => o.Key!).filter((k) => k.endsWith('.parquet'));
+    return (out.Contents ?? []).map((o) => o.Key!).filter((k) => k.startsWith('metrics/') && k.endsWith('.parquet'));
   };
 
   beforeAll(async () => {
@@ -79,9 +81,32 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     expect(status.body.manifest_revision).toBeGreaterThan(0);
   });
 
+  test('writes through the reader reach the writer; queries through the compactor are answered by a reader', async () => {
+    const res = await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd' }, body: `m,host=a v=1 ${ns(H0)}\nm,host=b v=2 ${ns(H0 + 1000)}` });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('x-svc-forwarded-by')).toBe('r1');
+    // The rows are in the writer's buffer: the writer reads its own writes at once.
+    expect(await count(writer, 'SELECT count(*) AS n FROM fwd.m')).toBe(2);
+    await flush(reader); // forwarded too
+    const q = await compactor.fetch('/api/v1/query', { method: 'POST', body: JSON.stringify({ sql: 'SELECT count(*) AS n FROM fwd.m' }), headers: { 'content-type': 'application/json' } });
+    expect(q.status).toBe(200);
+    expect(q.headers.get('x-svc-forwarded-by')).toBe('c1');
+    expect(((await q.json()) as { data: number[][] }).data[0]![0]).toBe(2);
+    // A client cannot pass itself off as a node: an unsigned x-svc-forwarded-by is just a client request, forwarded as usual.
+    const forged = await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd', 'x-svc-forwarded-by': 'w1' }, body: `m,host=c v=3 ${ns(H0 + 2000)}` });
+    expect(forged.status).toBe(204);
+    expect(forged.headers.get('x-svc-forwarded-by')).toBe('r1');
+    // The caller's identity travels: a bad token is refused, a read-only token may not write through any node.
+    expect((await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd' }, body: 'm v=1', token: 'svc_not_a_token' })).status).toBe(401);
+    const ro = await json(writer, 'POST', '/api/v1/auth/tokens', { name: 'fwd-readonly', permissions: ['read'] });
+    await Bun.sleep(300);
+    expect((await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd' }, body: 'm v=1', token: ro.body.token })).status).toBe(403);
+  });
+
   test('a compaction on the compactor swaps the files on every node at once; inputs outlive the swap by the grace period', async () => {
     const before = await objects();
-    const trig = await json(compactor, 'POST', '/api/v1/compaction/trigger');
+    // Triggered on the reader: forwarded to the active compactor.
+    const trig = await json(reader, 'POST', '/api/v1/compaction/trigger');
     expect(trig.status).toBe(200);
     await until('the compaction to finish', async () => {
       const h = await json(compactor, 'GET', '/api/v1/compaction/history');
@@ -108,6 +133,33 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     await flush(writer);
     await until('the late reader to follow', async () => (await count(late, 'SELECT count(*) AS n FROM metrics.cpu')) === 31, 2000);
   }, 60_000);
+
+  test('quorum lost: writes are refused with 503, not acknowledged; once it is back every acknowledged row is stored once', async () => {
+    const acked: number[] = [];
+    let refused: Response | null = null;
+    const write = async (i: number) => {
+      const r = await writer.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'quorum' }, body: `q v=${i} ${ns(H0 + i * 1000)}` });
+      if (r.status === 204) acked.push(i);
+      return r;
+    };
+    for (let i = 0; i < 5; i++) await write(i);
+    await etcd.kill('m1');
+    await etcd.kill('m2');
+    for (let i = 5; i < 400 && !refused; i++) {
+      const r = await write(i);
+      if (r.status === 503) refused = r;
+      await Bun.sleep(25);
+    }
+    expect(refused).not.toBeNull();
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    expect(((await refused!.json()) as { error: string }).error).toContain('etcd quorum');
+    await etcd.start('m1');
+    await etcd.start('m2');
+    await until('writes accepted again', async () => (await write(10_000)).status === 204, 30_000);
+    await flush(writer);
+    await until('every acknowledged row on the reader', async () => (await count(reader, 'SELECT count(*) AS n FROM quorum.q')) === acked.length, 15_000);
+    expect(await count(reader, 'SELECT count(DISTINCT v) AS n FROM quorum.q')).toBe(acked.length);
+  }, 90_000);
 
   test('a dropped database leaves every node', async () => {
     const res = await json(writer, 'DELETE', '/api/v1/databases/metrics?confirm=true');

@@ -125,9 +125,40 @@ export class ClusterNode {
     try {
       await this.membership.heartbeat(this.ready ? 'healthy' : undefined);
       this.lastContact = Date.now();
+      await this.refreshView();
     } catch (err) {
       this.log.warn('cluster heartbeat failed', { error: (err as Error).message });
     }
+  }
+
+  private view: { nodes: NodeRecord[]; writer: string | null; compactor: string | null } = { nodes: [], writer: null, compactor: null };
+  private rr = 0;
+
+  /** Refreshes the cached view of members and leaders that request routing reads (once per heartbeat). */
+  private async refreshView(): Promise<void> {
+    const [nodes, leaders] = await Promise.all([this.membership.nodes(), this.leaders()]);
+    this.view = { nodes, ...leaders };
+  }
+
+  /**
+   * The base URL of a node for `target`, from the view refreshed every heartbeat: the active writer,
+   * the active compactor, or the next healthy reader in turn; null when there is none.
+   */
+  async addressFor(target: 'writer' | 'compactor' | 'reader'): Promise<string | null> {
+    const find = () => {
+      const v = this.view;
+      if (target === 'reader') {
+        const readers = v.nodes.filter((n) => n.role === 'reader' && n.state === 'healthy' && n.id !== this.settings.nodeId);
+        return readers.length ? readers[this.rr++ % readers.length]!.address : null;
+      }
+      const id = v[target];
+      return v.nodes.find((n) => n.id === id && n.state !== 'dead')?.address ?? null;
+    };
+    const found = find();
+    if (found) return found;
+    // A leader may have changed since the last heartbeat: look once more, now.
+    await this.refreshView().catch(() => undefined);
+    return find();
   }
 
   /** Marks the node healthy once the server behind it is ready. */

@@ -10,3 +10,4 @@ export { ClusterNode, connectEtcd, type ClusterSettings } from './cluster-node.t
 export { defaultAdvertiseUrl, openCluster, type ClusterConfig } from './start-cluster.ts';
 export { SharedManifest } from './shared-manifest.ts';
 export { ReplicatedMetadata } from './replicated-metadata.ts';
+export { destinationOf, type Destination } from './request-routing.ts';

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { TokenService } from '../auth/index.ts';
+import type { ClusterNode } from '../cluster/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
@@ -7,6 +8,7 @@ import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
 import { authenticate } from './middleware/auth.ts';
 import { limitBody } from './middleware/body-limit.ts';
+import { clusterGate } from './middleware/cluster-gate.ts';
 import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
@@ -22,6 +24,8 @@ export interface AppDeps {
   storageHealth: StorageHealth;
   /** Extra routers mounted by features: [base path, router]. */
   routers?: [string, Hono<AppEnv>][];
+  /** The cluster node, once it joined; null on a standalone server. */
+  cluster?: () => ClusterNode | null;
   /** Awaited after every successful mutating request (a cluster sends replicated metadata before answering). */
   afterMutation?: () => Promise<void>;
 }
@@ -33,6 +37,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+  // Before any body is read: a forwarded request streams its body on unread.
+  if (deps.cluster) {
+    const cl = deps.config.cluster;
+    app.use('*', clusterGate(deps.cluster, { sharedSecret: cl.shared_secret, authTtlMs: deps.config.auth.cache_ttl * 1000, quorumLossMs: Math.max(3000, 3 * cl.heartbeat_interval) }));
+  }
   // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
   // would buffer a body without Content-Length in memory first.
   const bodyCap = limitBody(deps.config.server.max_payload_size);
