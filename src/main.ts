@@ -218,7 +218,7 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
-      ['/api/v1/cluster', clusterRoutes(() => cluster)],
+      ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
       ['/api/v1', queryRoutes(queries)],
     ],
   });

@@ -79,6 +79,14 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     expect(await objects()).toHaveLength(3);
     const status = await json(reader, 'GET', '/api/v1/cluster');
     expect(status.body.manifest_revision).toBeGreaterThan(0);
+    // The manifest as the reader applied it, paged, admin only.
+    const first = await json(reader, 'GET', '/api/v1/cluster/files?database=metrics&limit=2');
+    expect(first.body).toMatchObject({ count: 2, total: 3, revision: status.body.manifest_revision });
+    expect(first.body.files[0]).toMatchObject({ database: 'metrics', measurement: 'cpu', rows: 10, min_time: '2024-01-01T00:00:00.000Z' });
+    const second = await json(reader, 'GET', `/api/v1/cluster/files?database=metrics&limit=2&after=${encodeURIComponent(first.body.next_after)}`);
+    expect(second.body).toMatchObject({ count: 1, total: 3, next_after: null });
+    expect([...first.body.files, ...second.body.files].map((f: { path: string }) => f.path).sort()).toEqual(await objects());
+    expect((await json(reader, 'GET', '/api/v1/cluster/files?limit=5000')).status).toBe(400);
   });
 
   test('writes through the reader reach the writer; queries through the compactor are answered by a reader', async () => {
