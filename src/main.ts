@@ -31,6 +31,7 @@ import {
   type ParsedArgs,
 } from './cli/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
@@ -39,6 +40,7 @@ import {
   createApp,
   databaseRoutes,
   deleteRoutes,
+  exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
   listen,
@@ -158,6 +160,8 @@ export async function startServices(config: Config, env: Record<string, string |
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
+  // The console reaches the in-process memory service through its own origin once that service runs.
+  let memoryFetch: MemoryFetch | null = null;
   const app = createApp({
     config,
     logger,
@@ -180,7 +184,9 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1', exportRoutes(queries)],
       ['/api/v1', queryRoutes(queries)],
+      ...(config.console.enabled ? [['/', consoleRoutes({ memory: () => memoryFetch })] satisfies [string, unknown]] : []),
     ],
   });
 
@@ -210,6 +216,7 @@ export async function startServices(config: Config, env: Record<string, string |
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     closeMemory = memoryApp.close;
+    memoryFetch = (req) => memoryApp.fetch(req);
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);

@@ -4,6 +4,7 @@ import { authSection } from './sections/auth.ts';
 import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
+import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import {
   backupSection,
@@ -35,6 +36,7 @@ export const sections = {
   metrics: metricsSection,
   log: logSection,
   memory: memorySection,
+  console: consoleSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -57,6 +59,7 @@ export const configSchema = z.object({
   metrics: metricsSection.prefault({}),
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
+  console: consoleSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */
