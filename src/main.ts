@@ -26,7 +26,11 @@ import {
   announceMemoryKey,
   parseCommandLine,
   runBackupCommand,
+  runCompletionCommand,
+  runExportCommand,
   runImportCommand,
+  runQueryCommand,
+  runWriteCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
@@ -327,6 +331,14 @@ export async function run(argv: string[]): Promise<number> {
         return await runBackupCommand(args);
       case 'import':
         return await runImportCommand(args);
+      case 'query':
+        return await runQueryCommand(args);
+      case 'export':
+        return await runExportCommand(args);
+      case 'write':
+        return await runWriteCommand(args);
+      case 'completion':
+        return runCompletionCommand(args);
       case 'serve':
         return await serve(args);
     }
