@@ -99,6 +99,18 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     await shot('query');
   });
 
+  test('100k rows: the grid keeps only the rows in view in the DOM and scrolls to the last one', async () => {
+    await runSql('SELECT range AS n, range * 0.5 AS half FROM range(100000) ORDER BY n');
+    const grid = page.locator('[data-testid="result-table"][aria-rowcount="100000"]');
+    await grid.locator('[data-row="0"]').waitFor();
+    await grid.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await grid.locator('[data-row="99999"]').waitFor();
+    expect(await grid.locator('[data-row="99999"]').textContent()).toBe('9999949999.5');
+    expect(await grid.locator('.grid-row').count()).toBeLessThan(100);
+    await runSql('SELECT time, celsius, humidity, room FROM webdb.temps ORDER BY time');
+    await page.getByTestId('result-chart').waitFor();
+  });
+
   test('the result exports as CSV', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
     const text = readFileSync((await download.path())!, 'utf8');
@@ -111,6 +123,8 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     const error = page.getByTestId('query-error');
     await error.waitFor();
     expect(await error.textContent()).toMatch(/^400: .*no_such_column/);
+    // The previous result is gone, so it cannot be read as this query's.
+    expect(await page.getByTestId('result-table').count()).toBe(0);
     await shot('query-error');
   });
 
@@ -167,8 +181,11 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     await shot('admin');
   });
 
-  test('the memory browser lists agents through the in-process memory service', async () => {
+  test('the memory browser lists agents through the in-process memory service; a wrong memory key does not end the session', async () => {
     await page.getByTestId('nav-memory').click();
+    await page.getByTestId('memory-key').fill('svcm_wrong_key_0123456789abcdefghijklmnopq');
+    await page.getByRole('button', { name: 'Agents' }).click();
+    await expect(page.getByTestId('memory-error').textContent()).resolves.toMatch(/^401/);
     await page.getByTestId('memory-key').fill(MEMORY_KEY);
     await page.getByRole('button', { name: 'Agents' }).click();
     await expect(page.locator('.memory-page table').textContent()).resolves.toContain('console-agent');

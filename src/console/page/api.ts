@@ -33,6 +33,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Raw body (a file); else `body` is sent as JSON. */
   raw?: BodyInit;
+  /** A 401 here is about another credential (the memory key): it does not end the session. */
+  keepSession?: boolean;
 }
 
 /** The session's client. */
@@ -65,7 +67,7 @@ export class Api {
     const res = await fetch(path, { method, headers, body: payload, signal: opts.signal });
     if (res.ok) return res;
     const message = await errorMessage(res);
-    if (res.status === 401) {
+    if (res.status === 401 && !opts.keepSession) {
       this.token = null;
       this.onUnauthorized();
     }

@@ -14,7 +14,7 @@ export function memoryPage(api: Api): HTMLElement {
   const keyInput = h('input', { type: 'password', placeholder: 'memory API key (svcm_…)', 'data-testid': 'memory-key', 'aria-label': 'memory key', value: sessionStorage.getItem(KEY) ?? '' });
   const out = h('div', {});
   const query = h('input', { placeholder: 'search memories', 'data-testid': 'memory-search', 'aria-label': 'search' });
-  const call = <T>(method: string, path: string, body?: unknown) => api.json<T>(method, `/console/memory${path}`, body, { headers: { 'x-memory-key': keyInput.value.trim() } });
+  const call = <T>(method: string, path: string, body?: unknown) => api.json<T>(method, `/console/memory${path}`, body, { headers: { 'x-memory-key': keyInput.value.trim() }, keepSession: true });
 
   async function agents(): Promise<void> {
     sessionStorage.setItem(KEY, keyInput.value.trim());

@@ -70,6 +70,10 @@ export function queryPage(api: Api, initialSql = history()[0] ?? 'SHOW DATABASES
     } catch (err) {
       const aborted = (err as Error).name === 'AbortError';
       status.textContent = aborted ? 'cancelled' : 'failed';
+      // The previous result would read as this query's: it goes.
+      last = null;
+      exports.hidden = true;
+      replace(output);
       replace(messages, aborted ? h('div', { class: 'notice', 'data-testid': 'query-cancelled' }, 'Query cancelled.') : errorBox(messageOf(err), 'query-error'));
     } finally {
       running = null;

@@ -35,6 +35,8 @@ export function resultChart(columns: string[], types: string[], data: unknown[][
     width: Math.max(320, width),
     height: 280,
     scales: { x: { time: true } },
+    // The grid shows UTC (as the server sends it); the time axis matches it.
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     series: [{}, ...plan.series.map((i, k) => ({ label: columns[i], stroke: COLORS[k % COLORS.length], width: 1.5, spanGaps: false }))],
     axes: [{}, {}],
   };
