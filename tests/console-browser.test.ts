@@ -49,7 +49,12 @@ beforeAll(async () => {
   // 120 rows, one a minute, two numeric fields: enough for a chart.
   const lines = Array.from({ length: 120 }, (_, i) => `temps,room=${i % 2 ? 'hall' : 'lab'} celsius=${20 + Math.sin(i / 10) * 3},humidity=${40 + (i % 7)} ${(T0 + i * 60_000) * 1_000_000}`);
   expect((await s.fetch('/write?db=webdb', { method: 'POST', body: lines.join('\n') })).status).toBe(204);
-  expect((await fetch(`${s.memoryUrl}/api/v1/agents`, { method: 'POST', headers: { 'x-api-key': MEMORY_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'console-agent' }) })).status).toBe(201);
+  const memoryApi = (path: string, body: unknown) => fetch(`${s.memoryUrl}${path}`, { method: 'POST', headers: { 'x-api-key': MEMORY_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const agent = await memoryApi('/api/v1/agents', { name: 'console-agent' });
+  expect(agent.status).toBe(201);
+  const agentId = (await agent.json()).agent_id;
+  expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'the walrus prefers cold water' })).status).toBe(201);
+  expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'an unrelated note about tea' })).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -189,6 +194,11 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     await page.getByTestId('memory-key').fill(MEMORY_KEY);
     await page.getByRole('button', { name: 'Agents' }).click();
     await expect(page.locator('.memory-page table').textContent()).resolves.toContain('console-agent');
+    await page.getByTestId('memory-search').fill('walrus');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const results = page.getByTestId('memory-results').locator('tbody tr');
+    await results.first().waitFor();
+    expect(await results.allTextContents()).toEqual([expect.stringContaining('the walrus prefers cold water')]);
     await shot('memory');
   });
 

@@ -31,7 +31,7 @@ export function memoryPage(api: Api): HTMLElement {
   async function sessions(agent: string): Promise<void> {
     try {
       const res = await call<{ sessions: Rec[] }>('GET', `/api/v1/sessions?agent_id=${encodeURIComponent(agent)}`);
-      replace(out, h('h3', {}, `Sessions of ${agent}`), recordTable(res.sessions, ['session_id', 'status', 'created_at', 'updated_at']));
+      replace(out, h('h3', {}, `Sessions of ${agent}`), recordTable(res.sessions, ['session_id', 'agent_id', 'status', 'created_at']));
     } catch (err) {
       replace(out, errorBox(messageOf(err), 'memory-error'));
     }
@@ -41,7 +41,7 @@ export function memoryPage(api: Api): HTMLElement {
     sessionStorage.setItem(KEY, keyInput.value.trim());
     try {
       const res = await call<{ results: Rec[]; count: number }>('POST', '/api/v1/search', query.value.trim() ? { query: query.value.trim(), limit: 50 } : { limit: 50 });
-      replace(out, h('h3', {}, `${res.count} memories`), recordTable(res.results, ['time', 'agent_id', 'session_id', 'memory_type', 'event_type', 'content', 'score']));
+      replace(out, h('h3', {}, `${res.count} memories`), h('div', { 'data-testid': 'memory-results' }, recordTable(res.results, ['time', 'agent_id', 'session_id', 'memory_type', 'event_type', 'content', 'score'])));
     } catch (err) {
       replace(out, errorBox(messageOf(err), 'memory-error'));
     }

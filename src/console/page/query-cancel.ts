@@ -29,6 +29,12 @@ export async function cancelOnServer(api: Api, sql: string): Promise<string | nu
   });
   const id = match?.id ?? match?.query_id;
   if (id === undefined) return null;
-  await api.request('DELETE', `/api/v1/queries/${encodeURIComponent(String(id))}`).catch(() => undefined);
+  try {
+    await api.request('DELETE', `/api/v1/queries/${encodeURIComponent(String(id))}`);
+  } catch (err) {
+    // 409: it finished meanwhile; anything else is shown, the aborted request still stops it.
+    if (err instanceof ApiError && err.status === 409) return null;
+    return `The server did not cancel query ${id} (${(err as Error).message}); the aborted request stops it.`;
+  }
   return `Cancelled query ${id} on the server.`;
 }

@@ -87,7 +87,7 @@ export function queryPage(api: Api, initialSql = history()[0] ?? 'SHOW DATABASES
     if (!current) return;
     // Aborting the request is enough on its own: the server cancels a query whose client went away.
     // The registry cancel (when the server has query management) also stops it by id at once.
-    const note = await cancelOnServer(api, current.sql).catch(() => null);
+    const note = await cancelOnServer(api, current.sql).catch((err: unknown) => `Cannot look up the running query on the server: ${messageOf(err)}`);
     current.abort.abort();
     if (note) append(note);
   }
