@@ -52,7 +52,7 @@ beforeAll(async () => {
   const memoryApi = (path: string, body: unknown) => fetch(`${s.memoryUrl}${path}`, { method: 'POST', headers: { 'x-api-key': MEMORY_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const agent = await memoryApi('/api/v1/agents', { name: 'console-agent' });
   expect(agent.status).toBe(201);
-  const agentId = (await agent.json()).agent_id;
+  const agentId = ((await agent.json()) as { agent_id: string }).agent_id;
   expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'the walrus prefers cold water' })).status).toBe(201);
   expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'an unrelated note about tea' })).status).toBe(201);
 });
@@ -85,7 +85,7 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     await page.getByTestId('login-button').click();
     await page.getByTestId('sql-editor').waitFor();
     // The token lives in this tab's sessionStorage only, never in localStorage or a cookie.
-    expect(await page.evaluate(() => [sessionStorage.getItem('svc.console.token'), JSON.stringify(localStorage).includes('svc_test'), document.cookie])).toEqual([ADMIN_TOKEN, false, '']);
+    expect(await page.evaluate(() => [sessionStorage.getItem('svc.console.token'), JSON.stringify(localStorage).includes('svc_test'), (globalThis as unknown as { document: { cookie: string } }).document.cookie])).toEqual([ADMIN_TOKEN, false, '']);
   });
 
   test('a query shows its rows in the grid and a line chart; the editor highlights SQL', async () => {
@@ -170,7 +170,7 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     expect(await page.getByTestId('upload-progress').getAttribute('value')).toBe('100');
     await shot('write');
     const r = await s.fetch('/api/v1/query', { method: 'POST', body: JSON.stringify({ sql: 'SELECT sum(level) AS s FROM webdb.levels' }) });
-    expect((await r.json()).data).toEqual([[7.5]]);
+    expect(((await r.json()) as { data: unknown }).data).toEqual([[7.5]]);
   });
 
   test('the admin page shows tokens, compaction and a clear word on query management', async () => {

@@ -37,14 +37,14 @@ describe('console routes', () => {
     expect(browser.headers.get('location')).toBe('/console');
     const api = await on.fetch('/', { token: null, headers: { accept: 'application/json' } });
     expect(api.status).toBe(404);
-    expect((await api.json()).error).toMatch(/\/console/);
+    expect(((await api.json()) as { error: string }).error).toMatch(/\/console/);
   });
 
   test('the memory proxy needs the time-series token and passes the memory key on', async () => {
     expect((await on.fetch('/console/memory/api/v1/agents', { token: null })).status).toBe(401);
     const noKey = await on.fetch('/console/memory/api/v1/agents');
     expect(noKey.status).toBe(401);
-    expect((await noKey.json()).message ?? '').toMatch(/API key/);
+    expect(((await noKey.json()) as { message?: string }).message ?? '').toMatch(/API key/);
   });
 
   test('console.enabled = false: no page, no redirect', async () => {
