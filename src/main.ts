@@ -26,12 +26,17 @@ import {
   announceMemoryKey,
   parseCommandLine,
   runBackupCommand,
+  runCompletionCommand,
+  runExportCommand,
   runImportCommand,
+  runQueryCommand,
+  runWriteCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
 import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
@@ -41,6 +46,7 @@ import {
   createApp,
   databaseRoutes,
   deleteRoutes,
+  exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
   listen,
@@ -194,6 +200,8 @@ export async function startServices(config: Config, env: Record<string, string |
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
+  // The console reaches the in-process memory service through its own origin once that service runs.
+  let memoryFetch: MemoryFetch | null = null;
   const app = createApp({
     config,
     logger,
@@ -219,7 +227,9 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
+      ['/api/v1', exportRoutes(queries)],
       ['/api/v1', queryRoutes(queries)],
+      ...(config.console.enabled ? [['/', consoleRoutes({ memory: () => memoryFetch })] satisfies [string, unknown]] : []),
     ],
   });
 
@@ -249,6 +259,7 @@ export async function startServices(config: Config, env: Record<string, string |
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     closeMemory = memoryApp.close;
+    memoryFetch = (req) => memoryApp.fetch(req);
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);
@@ -369,6 +380,14 @@ export async function run(argv: string[]): Promise<number> {
         return await runBackupCommand(args);
       case 'import':
         return await runImportCommand(args);
+      case 'query':
+        return await runQueryCommand(args);
+      case 'export':
+        return await runExportCommand(args);
+      case 'write':
+        return await runWriteCommand(args);
+      case 'completion':
+        return runCompletionCommand(args);
       case 'serve':
         return await serve(args);
     }

@@ -5,6 +5,7 @@ import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
 import { clusterSection } from './sections/cluster.ts';
+import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import {
   backupSection,
@@ -37,6 +38,7 @@ export const sections = {
   log: logSection,
   memory: memorySection,
   cluster: clusterSection,
+  console: consoleSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -60,6 +62,7 @@ export const configSchema = z.object({
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
   cluster: clusterSection.prefault({}),
+  console: consoleSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

@@ -20,3 +20,4 @@ export { deleteRoutes } from './routes/delete-routes.ts';
 export { retentionRoutes } from './routes/retention-routes.ts';
 export { continuousQueryRoutes } from './routes/continuous-query-routes.ts';
 export { importRoutes, type ImportRouteDeps } from './routes/import-routes.ts';
+export { exportRoutes } from './routes/export-routes.ts';
