@@ -3,6 +3,7 @@
  * listeners, and stop in reverse order on SIGINT/SIGTERM (HTTP first, buffers flushed last).
  */
 import type { Server } from 'bun';
+import { totalmem } from 'node:os';
 import {
   BackupService,
   CompactionService,
@@ -47,9 +48,11 @@ import {
   mqttRoutes,
   msgpackWriteRoutes,
   queryRoutes,
+  requestBody,
   retentionRoutes,
   walRoutes,
 } from './http/index.ts';
+import { ByteBudget } from './lib/byte-budget.ts';
 import { messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
@@ -138,7 +141,9 @@ export async function startServices(config: Config, env: Record<string, string |
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
-  const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
+  // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
+  const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
+  const writeDeps = { writes, buffers, metrics, body };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({
@@ -168,7 +173,7 @@ export async function startServices(config: Config, env: Record<string, string |
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
-      ['/', importRoutes({ imports, writes, metrics, maxPayloadBytes: config.server.max_payload_size })],
+      ['/', importRoutes({ imports, writes, metrics, body })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],
       ['/api/v1/logs', logsRoutes(logger)],
       ['/api/v1/mqtt', mqttRoutes(mqtt)],
@@ -272,6 +277,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   await opened.probe();
   const h = opened.health.view();
   if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+}
+
+/** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */
+function inflightBodyLimit(config: Config): number {
+  return config.server.max_inflight_body_size || Math.floor(totalmem() / 4);
 }
 
 /**
