@@ -53,7 +53,7 @@ import {
   walRoutes,
 } from './http/index.ts';
 import { ByteBudget } from './lib/byte-budget.ts';
-import { messageOf } from './lib/errors.ts';
+import { AppError, StartupError, messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
@@ -335,7 +335,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   } catch (err) {
     // Startup problems are one clear line and exit code 2; anything else is a crash.
-    if (err instanceof ConfigError || (err as { kind?: string }).kind === 'invalid' || /^cannot start/.test(messageOf(err))) {
+    if (err instanceof ConfigError || err instanceof StartupError || (err instanceof AppError && err.kind === 'invalid')) {
       process.stderr.write(`svc: ${messageOf(err)}\n`);
       return 2;
     }

@@ -54,3 +54,17 @@ export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** What part of start-up failed; `svc serve` exits 2 with the message for every kind. */
+export type StartupErrorKind = 'config' | 'storage' | 'wal' | 'recovery' | 'tls' | 'secrets';
+
+/** A problem that keeps the server from starting: a setting or a resource the operator must fix. */
+export class StartupError extends Error {
+  constructor(
+    readonly kind: StartupErrorKind,
+    message: string,
+    opts?: { cause?: unknown },
+  ) {
+    super(message, opts);
+  }
+}

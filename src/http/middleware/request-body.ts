@@ -11,7 +11,7 @@ import { invalid, tooLarge, unavailable } from '../../lib/errors.ts';
 import { formatSize } from '../../lib/sizes.ts';
 import type { AppEnv } from '../context.ts';
 
-const LARGE_BODY = 64 * 1024 * 1024;
+const LARGE_BODY = 16 * 1024 * 1024;
 
 /** The per-request cap and the shared in-flight budget. */
 export interface BodyLimits {
