@@ -125,7 +125,7 @@ export async function startServices(config: Config, env: Record<string, string |
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, locks,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
