@@ -45,7 +45,7 @@ test('a file replaced while a query reads it is deleted only after the query end
         await gate;
       }
     }
-    return rows;
+    return { rowCount: rows };
   });
   await readingStarted;
   expect(reaper.inUse(key)).toBe(true);
@@ -53,7 +53,7 @@ test('a file replaced while a query reads it is deleted only after the query end
   await reaper.collect();
   expect(await store.stat(key)).not.toBeNull();
   openGate();
-  expect((await running).result).toBe(1000);
+  expect((await running).result.rowCount).toBe(1000);
   expect(reaper.inUse(key)).toBe(false);
   await reaper.collect();
   expect(await store.stat(key)).toBeNull();
