@@ -53,6 +53,7 @@ import {
   walRoutes,
 } from './http/index.ts';
 import { ByteBudget } from './lib/byte-budget.ts';
+import { ServiceStack } from './lib/service-stack.ts';
 import { AppError, StartupError, messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
@@ -69,15 +70,36 @@ export interface RunningServices {
   stop(reason?: string): Promise<void>;
 }
 
-/** Builds and starts every part of the server from a loaded config. */
+/**
+ * Builds and starts every part of the server from a loaded config. Each part is recorded in one
+ * ServiceStack as it starts; stopping (or a start-up that fails half way) runs it backwards.
+ */
 export async function startServices(config: Config, env: Record<string, string | undefined> = process.env, opts: { configPath?: string | null } = {}): Promise<RunningServices> {
   const logger = new Logger({ level: config.log.level, format: config.log.format, bufferSize: config.log.buffer_size });
+  const services = new ServiceStack((name, err) => logger.error('cannot stop cleanly', { service: name, error: messageOf(err) }));
+  try {
+    return await composeServices(config, env, opts, logger, services);
+  } catch (err) {
+    await services.stopAll();
+    throw err;
+  }
+}
+
+async function composeServices(
+  config: Config,
+  env: Record<string, string | undefined>,
+  opts: { configPath?: string | null },
+  logger: Logger,
+  services: ServiceStack,
+): Promise<RunningServices> {
   const metrics = createSvcMetrics();
   const readiness = new Readiness();
   // GC counter, once-per-second gauges (owners add theirs with observed.sampler.add) and metrics history.
   const observed = startMetricsRuntime(metrics, config.metrics, logger);
+  services.add('metrics runtime', () => observed.stop());
 
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
+  services.add('catalog', () => catalog.close());
   const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
@@ -89,6 +111,7 @@ export async function startServices(config: Config, env: Record<string, string |
   // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
   let leases: FileReaper | null = null;
   const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
+  services.add('object store', () => opened.close());
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
@@ -101,6 +124,7 @@ export async function startServices(config: Config, env: Record<string, string |
   leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
+  services.add('write engine', () => writeDuck.closeSync());
   const reconcileConn = await writeDuck.connect();
   // An unreachable object store must not keep the server down (writes buffer, /health tells why).
   await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
@@ -109,6 +133,7 @@ export async function startServices(config: Config, env: Record<string, string |
   reconcileConn.closeSync();
   // The WAL opens before the buffers (they release its tickets); its files are replayed before /ready.
   const wal = await openWal(config.wal, metrics, logger);
+  services.add('wal', () => wal.close());
   const i = config.ingest;
   const buffers = await BufferSet.create(
     { instance: writeDuck, store, manifest, metrics, logger, onRelease: (ticket) => wal.release(ticket as WalTicket) },
@@ -121,6 +146,8 @@ export async function startServices(config: Config, env: Record<string, string |
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),
     },
   );
+  // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
+  services.add('buffers', () => buffers.stop());
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
@@ -152,6 +179,7 @@ export async function startServices(config: Config, env: Record<string, string |
     threads: config.database.threads || undefined,
   });
   const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
+  services.add('query engine', () => queryPool.close());
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
@@ -162,6 +190,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
+  services.add('imports', () => imports.stop());
 
   const app = createApp({
     config,
@@ -197,8 +226,10 @@ export async function startServices(config: Config, env: Record<string, string |
     tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
   };
   const servers: Server<undefined>[] = [];
+  // The listeners start before recovery, so /health answers (and /ready says why not yet) during WAL replay.
   const tsServer = listen(app.fetch, { ...listenBase, host: config.server.host, port: config.server.port });
   servers.push(tsServer);
+  services.add('time-series listener', () => tsServer.stop());
   // In-flight work on every listener: svc_goroutines and the diagnostics goroutine view.
   const activity = () => ({
     http_requests: servers.reduce((n, s) => n + s.pendingRequests, 0),
@@ -207,31 +238,34 @@ export async function startServices(config: Config, env: Record<string, string |
   metrics.goroutines.collectFrom(() => Object.values(activity()).reduce((a, b) => a + b, 0));
 
   let memoryPort: number | null = null;
-  let closeMemory = () => {};
   if (config.memory.enabled) {
     const memoryApp = createMemoryService({
       config: config.memory,
       logger: logger.child({ service: 'memory' }),
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
-    closeMemory = memoryApp.close;
+    services.add('memory service', () => memoryApp.close());
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);
+    services.add('memory listener', () => memServer.stop());
     memoryPort = memServer.port ?? null;
   }
 
   const diagnostics = startDiagnostics(env, { logger, activity });
+  services.add('diagnostics', () => diagnostics?.stop());
   // Replayed rows are buffered with their old entry's ticket; that file stays until they are flushed.
   await wal.replay(async (database, batches, ticket) => {
     // Backpressure, not failure: replay waits for flush-queue room as long as it takes.
     while (!(await buffers.waitForRoom().then(() => true, () => false))) await Bun.sleep(100);
     buffers.append(database, batches, ticket);
   });
-  // auto_start subscriptions come back once recovery is done; connecting happens in the background.
-  await mqtt.startAll();
-  compaction.start();
-  lifecycle.start();
+  // auto_start subscriptions and schedules come back once recovery is done; they stop first, so no
+  // new job or message starts while the listeners drain. MQTT: the message in hand is written, then
+  // nothing more enters the buffers; a merge in progress finishes (an interrupted one is settled at start).
+  await services.start({ name: 'mqtt subscriptions', start: () => mqtt.startAll(), stop: () => mqtt.stopAll() });
+  await services.start({ name: 'compaction schedules', start: () => compaction.start(), stop: () => compaction.stop() });
+  await services.start({ name: 'lifecycle schedules', start: () => lifecycle.start(), stop: () => lifecycle.stop() });
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -240,26 +274,7 @@ export async function startServices(config: Config, env: Record<string, string |
     (stopping ??= (async () => {
       readiness.phase = 'stopping';
       logger.info('svc stopping', { reason });
-      diagnostics?.stop();
-      const work = (async () => {
-        // HTTP first: no new work is accepted while the rest drains.
-        await Promise.all(servers.map((s) => s.stop()));
-        // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
-        await mqtt.stopAll();
-        // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
-        await compaction.stop();
-        await lifecycle.stop();
-        queryPool.close();
-        // Then every acknowledged row goes to Parquet before the catalog closes.
-        await buffers.stop();
-        await wal.close();
-        await imports.stop();
-        writeDuck.closeSync();
-        catalog.close();
-        opened.close();
-        closeMemory();
-        observed.stop();
-      })();
+      const work = services.stopAll();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });
       else logger.info('svc stopped');
