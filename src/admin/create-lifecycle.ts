@@ -59,7 +59,7 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
   const { config, manifest, store, reaper, buffers, logger } = d;
   for (const [name, section] of [['retention', config.retention], ['continuous_queries', config.continuous_queries]] as const) {
     const problem = section.enabled ? cronProblem(section.schedule) : null;
-    if (problem) throw new StartupError('config', `cannot start: ${name}.schedule: ${problem}`);
+    if (problem) throw new StartupError('config', `${name}.schedule: ${problem}`);
   }
   const instance = await createSandboxedInstance({ allowedDirectories: [d.root], threads: 1 });
   const pool = new ConnectionPool(instance, 2);

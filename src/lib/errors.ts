@@ -58,13 +58,17 @@ export function messageOf(err: unknown): string {
 /** What part of start-up failed; `svc serve` exits 2 with the message for every kind. */
 export type StartupErrorKind = 'config' | 'storage' | 'wal' | 'recovery' | 'tls' | 'secrets';
 
-/** A problem that keeps the server from starting: a setting or a resource the operator must fix. */
+/**
+ * A problem that keeps the server from starting: a setting or a resource the operator must fix.
+ * The message reads "cannot start: <detail>"; `detail` alone serves callers that are not starting
+ * (a key loaded later for a request).
+ */
 export class StartupError extends Error {
   constructor(
     readonly kind: StartupErrorKind,
-    message: string,
+    readonly detail: string,
     opts?: { cause?: unknown },
   ) {
-    super(message, opts);
+    super(`cannot start: ${detail}`, opts);
   }
 }

@@ -56,7 +56,7 @@ export class Wal implements WriteAheadLog {
       mkdirSync(opts.directory, { recursive: true });
       accessSync(opts.directory, constants.W_OK | constants.R_OK);
     } catch (err) {
-      throw new StartupError('wal', `cannot start: cannot open WAL directory ${opts.directory}: ${messageOf(err)}`, { cause: err });
+      throw new StartupError('wal', `cannot open WAL directory ${opts.directory}: ${messageOf(err)}`, { cause: err });
     }
     const found = scanDirectory(opts.directory);
     for (const name of found.foreign) logger.warn('wal directory holds a file that is not a svc segment; ignored', { file: name });

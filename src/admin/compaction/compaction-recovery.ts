@@ -45,7 +45,7 @@ export async function recoverCompactions(deps: {
       jobs.finish(m.id);
       metrics.compactionManifestsRecovered.inc();
     } catch (err) {
-      throw new StartupError('recovery', `cannot start: cannot recover interrupted compaction ${m.id}: ${messageOf(err)}`);
+      throw new StartupError('recovery', `cannot recover interrupted compaction ${m.id}: ${messageOf(err)}`);
     }
   }
   await rm(spillRoot(deps.tempDirectory), { recursive: true, force: true }).catch(() => undefined);

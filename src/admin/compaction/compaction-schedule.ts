@@ -11,7 +11,7 @@ export interface Schedules {
 /** Throws a 'cannot start' StartupError unless `pattern` is a 5-field cron expression. */
 export function checkCron(name: string, pattern: string): void {
   const problem = cronProblem(pattern, { fields: 5 });
-  if (problem !== null) throw new StartupError('config', `cannot start: ${name}: ${problem}`);
+  if (problem !== null) throw new StartupError('config', `${name}: ${problem}`);
 }
 
 /** Starts one cron per entry; a run that is still going when the next fires is skipped (protect). */
