@@ -139,6 +139,8 @@ const result = await Bun.build({
   },
   // keepNames: logs and error reports still show class and function names.
   minify: { whitespace: true, syntax: true, identifiers: true, keepNames: true },
+  // Test-only hooks (the compaction crash injection) are compiled out of the release executable.
+  define: { SVC_TEST_HOOKS: 'false' },
   sourcemap: 'linked',
   // ESM: main.ts uses top-level await, which the CommonJS default of bytecode builds refuses.
   format: 'esm',

@@ -3,6 +3,7 @@
  * listeners, and stop in reverse order on SIGINT/SIGTERM (HTTP first, buffers flushed last).
  */
 import type { Server } from 'bun';
+import { totalmem } from 'node:os';
 import {
   BackupService,
   CompactionService,
@@ -55,10 +56,13 @@ import {
   mqttRoutes,
   msgpackWriteRoutes,
   queryRoutes,
+  requestBody,
   retentionRoutes,
   walRoutes,
 } from './http/index.ts';
-import { messageOf } from './lib/errors.ts';
+import { ByteBudget } from './lib/byte-budget.ts';
+import { ServiceStack } from './lib/service-stack.ts';
+import { AppError, StartupError, messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
@@ -86,15 +90,36 @@ export interface RunningServices {
   stop(reason?: string): Promise<void>;
 }
 
-/** Builds and starts every part of the server from a loaded config. */
+/**
+ * Builds and starts every part of the server from a loaded config. Each part is recorded in one
+ * ServiceStack as it starts; stopping (or a start-up that fails half way) runs it backwards.
+ */
 export async function startServices(config: Config, env: Record<string, string | undefined> = process.env, opts: { configPath?: string | null } = {}): Promise<RunningServices> {
   const logger = new Logger({ level: config.log.level, format: config.log.format, bufferSize: config.log.buffer_size });
+  const services = new ServiceStack((name, err) => logger.error('cannot stop cleanly', { service: name, error: messageOf(err) }));
+  try {
+    return await composeServices(config, env, opts, logger, services);
+  } catch (err) {
+    await services.stopAll();
+    throw err;
+  }
+}
+
+async function composeServices(
+  config: Config,
+  env: Record<string, string | undefined>,
+  opts: { configPath?: string | null },
+  logger: Logger,
+  services: ServiceStack,
+): Promise<RunningServices> {
   const metrics = createSvcMetrics();
   const readiness = new Readiness();
   // GC counter, once-per-second gauges (owners add theirs with observed.sampler.add) and metrics history.
   const observed = startMetricsRuntime(metrics, config.metrics, logger);
+  services.add('metrics runtime', () => observed.stop());
 
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
+  services.add('catalog', () => catalog.close());
   const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
@@ -106,17 +131,21 @@ export async function startServices(config: Config, env: Record<string, string |
   // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
   let leases: FileReaper | null = null;
   const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
+  services.add('object store', () => opened.close());
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
   // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
   // goes through it, before anything (WAL replay, recovery) can register a file.
   const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
+  // The node leaves (handing its roles on) only after its buffers are flushed through the shared manifest.
+  if (cluster) services.add('cluster membership', () => cluster.stop());
   const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, logger.child({ component: 'shared-manifest' })) : null;
   if (sharedManifest) {
     await sharedManifest.start();
     manifest.setJournal(sharedManifest);
     cluster!.manifestRevision = () => sharedManifest.revision;
+    services.add('shared manifest', () => sharedManifest.close());
   }
   // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.
   let databasesChanged = () => {};
@@ -126,7 +155,10 @@ export async function startServices(config: Config, env: Record<string, string |
         if (table === 'databases') databasesChanged();
       })
     : null;
-  await replicated?.start(cluster!.settings.nodeId);
+  if (replicated) {
+    await replicated.start(cluster!.settings.nodeId);
+    services.add('replicated metadata', () => replicated.close());
+  }
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
@@ -136,6 +168,7 @@ export async function startServices(config: Config, env: Record<string, string |
   leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
+  services.add('write engine', () => writeDuck.closeSync());
   const reconcileConn = await writeDuck.connect();
   // An unreachable object store must not keep the server down (writes buffer, /health tells why).
   // A cluster node's manifest is etcd's, not a listing of the bucket.
@@ -145,6 +178,7 @@ export async function startServices(config: Config, env: Record<string, string |
   reconcileConn.closeSync();
   // The WAL opens before the buffers (they release its tickets); its files are replayed before /ready.
   const wal = await openWal(config.wal, metrics, logger);
+  services.add('wal', () => wal.close());
   const i = config.ingest;
   const buffers = await BufferSet.create(
     { instance: writeDuck, store, manifest, metrics, logger, onRelease: (ticket) => wal.release(ticket as WalTicket) },
@@ -157,13 +191,15 @@ export async function startServices(config: Config, env: Record<string, string |
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),
     },
   );
+  // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
+  services.add('buffers', () => buffers.stop());
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
   // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
   const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks, mayRunScheduled,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, locks, mayRunScheduled,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
@@ -180,7 +216,9 @@ export async function startServices(config: Config, env: Record<string, string |
   const databases = new DatabaseStore(catalog);
   databasesChanged = () => databases.reload();
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
-  const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
+  // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
+  const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
+  const writeDeps = { writes, buffers, metrics, body };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({
@@ -189,6 +227,7 @@ export async function startServices(config: Config, env: Record<string, string |
     threads: config.database.threads || undefined,
   });
   const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
+  services.add('query engine', () => queryPool.close());
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
@@ -199,6 +238,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
+  services.add('imports', () => imports.stop());
 
   // The console reaches the in-process memory service through its own origin once that service runs.
   let memoryFetch: MemoryFetch | null = null;
@@ -214,7 +254,7 @@ export async function startServices(config: Config, env: Record<string, string |
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
-      ['/', importRoutes({ imports, writes, metrics, maxPayloadBytes: config.server.max_payload_size })],
+      ['/', importRoutes({ imports, writes, metrics, body })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],
       ['/api/v1/logs', logsRoutes(logger)],
       ['/api/v1/mqtt', mqttRoutes(mqtt)],
@@ -241,8 +281,10 @@ export async function startServices(config: Config, env: Record<string, string |
     tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
   };
   const servers: Server<undefined>[] = [];
+  // The listeners start before recovery, so /health answers (and /ready says why not yet) during WAL replay.
   const tsServer = listen(app.fetch, { ...listenBase, host: config.server.host, port: config.server.port });
   servers.push(tsServer);
+  services.add('time-series listener', () => tsServer.stop());
   // In-flight work on every listener: svc_goroutines and the diagnostics goroutine view.
   const activity = () => ({
     http_requests: servers.reduce((n, s) => n + s.pendingRequests, 0),
@@ -251,32 +293,35 @@ export async function startServices(config: Config, env: Record<string, string |
   metrics.goroutines.collectFrom(() => Object.values(activity()).reduce((a, b) => a + b, 0));
 
   let memoryPort: number | null = null;
-  let closeMemory = () => {};
   if (config.memory.enabled) {
     const memoryApp = createMemoryService({
       config: config.memory,
       logger: logger.child({ service: 'memory' }),
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
-    closeMemory = memoryApp.close;
+    services.add('memory service', () => memoryApp.close());
     memoryFetch = (req) => memoryApp.fetch(req);
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);
+    services.add('memory listener', () => memServer.stop());
     memoryPort = memServer.port ?? null;
   }
 
   const diagnostics = startDiagnostics(env, { logger, activity });
+  services.add('diagnostics', () => diagnostics?.stop());
   // Replayed rows are buffered with their old entry's ticket; that file stays until they are flushed.
   await wal.replay(async (database, batches, ticket) => {
     // Backpressure, not failure: replay waits for flush-queue room as long as it takes.
     while (!(await buffers.waitForRoom().then(() => true, () => false))) await Bun.sleep(100);
     buffers.append(database, batches, ticket);
   });
-  // auto_start subscriptions come back once recovery is done; connecting happens in the background.
-  await mqtt.startAll();
-  compaction.start();
-  lifecycle.start();
+  // auto_start subscriptions and schedules come back once recovery is done; they stop first, so no
+  // new job or message starts while the listeners drain. MQTT: the message in hand is written, then
+  // nothing more enters the buffers; a merge in progress finishes (an interrupted one is settled at start).
+  await services.start({ name: 'mqtt subscriptions', start: () => mqtt.startAll(), stop: () => mqtt.stopAll() });
+  await services.start({ name: 'compaction schedules', start: () => compaction.start(), stop: () => compaction.stop() });
+  await services.start({ name: 'lifecycle schedules', start: () => lifecycle.start(), stop: () => lifecycle.stop() });
   // The node joins once it listens (its advertised address needs the port) and is ready.
   if (cluster) {
     await cluster.start(defaultAdvertiseUrl(config.server.host, tsServer.port ?? config.server.port, config.server.tls_enabled));
@@ -291,30 +336,7 @@ export async function startServices(config: Config, env: Record<string, string |
     (stopping ??= (async () => {
       readiness.phase = 'stopping';
       logger.info('svc stopping', { reason });
-      diagnostics?.stop();
-      const work = (async () => {
-        // HTTP first: no new work is accepted while the rest drains.
-        await Promise.all(servers.map((s) => s.stop()));
-        // Leaving at once hands the active roles to other nodes without waiting for the lease to lapse.
-        await cluster?.stop();
-        // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
-        await mqtt.stopAll();
-        // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
-        await compaction.stop();
-        await lifecycle.stop();
-        queryPool.close();
-        // Then every acknowledged row goes to Parquet before the catalog closes.
-        await buffers.stop();
-        await wal.close();
-        await imports.stop();
-        writeDuck.closeSync();
-        sharedManifest?.close();
-        await replicated?.close();
-        catalog.close();
-        opened.close();
-        closeMemory();
-        observed.stop();
-      })();
+      const work = services.stopAll();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });
       else logger.info('svc stopped');
@@ -332,6 +354,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   await opened.probe();
   const h = opened.health.view();
   if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+}
+
+/** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */
+function inflightBodyLimit(config: Config): number {
+  return config.server.max_inflight_body_size || Math.floor(totalmem() / 4);
 }
 
 /**
@@ -393,7 +420,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   } catch (err) {
     // Startup problems are one clear line and exit code 2; anything else is a crash.
-    if (err instanceof ConfigError || (err as { kind?: string }).kind === 'invalid' || /^cannot start/.test(messageOf(err))) {
+    if (err instanceof ConfigError || err instanceof StartupError || (err instanceof AppError && err.kind === 'invalid')) {
       process.stderr.write(`svc: ${messageOf(err)}\n`);
       return 2;
     }

@@ -2,14 +2,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { makePki, mosquittoPath, publisher, startMosquitto, waitFor, type TestBroker, type TestPki } from './helpers/mqtt-brokers.ts';
+import { peerMissing } from './helpers/peers.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 
 const pki = mosquittoPath() ? makePki() : null;
 
-if (!pki)
-  describe('MQTT over TLS', () => {
-    test.skip('mosquitto or openssl is not installed; TLS suite skipped', () => {});
-  });
+if (!pki) peerMissing('MQTT over TLS', 'mosquitto or openssl is not installed');
 else
   describe('MQTT over TLS (mosquitto, client certificate required)', () => {
     let broker: TestBroker;

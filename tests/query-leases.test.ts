@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { FileManifestStore, migrations, openCatalog } from '../src/catalog/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance } from '../src/duckdb/index.ts';
 import { Logger } from '../src/observability/index.ts';
-import { JsonEncoder, ManifestTableSource, QueryService } from '../src/query/index.ts';
+import { ManifestTableSource, QueryService } from '../src/query/index.ts';
 import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
 
 test('a file replaced while a query reads it is deleted only after the query ends', async () => {
@@ -30,16 +30,30 @@ test('a file replaced while a query reads it is deleted only after the query end
   const source = new ManifestTableSource(manifest, root, null, null, { store, reaper });
   const instance = await createSandboxedInstance({ allowedDirectories: [root] });
   const queries = new QueryService(new ConnectionPool(instance, 1), source, { timeoutMs: 60_000, slowQueryMs: 0 });
-  // Slow enough to still be running while the file is swapped out below.
-  const running = queries.run({ sql: 'SELECT count(*) AS n FROM db.m, range(20000000) r(i) WHERE i % 7 = 0' }, (cols) => new JsonEncoder(cols));
-  await Bun.sleep(50);
+  // The query is held open by its reader (not by being slow): it reads its first chunk, then waits
+  // on a gate the test opens after the swap, so the order of events is the same on any machine.
+  let started!: () => void;
+  const readingStarted = new Promise<void>((r) => (started = r));
+  let openGate!: () => void;
+  const gate = new Promise<void>((r) => (openGate = r));
+  const running = queries.execute({ sql: 'SELECT v FROM db.m' }, async (_columns, next) => {
+    let rows = 0;
+    for (let chunk = await next(), first = true; chunk; chunk = await next(), first = false) {
+      rows += chunk.rowCount;
+      if (first) {
+        started();
+        await gate;
+      }
+    }
+    return { rowCount: rows };
+  });
+  await readingStarted;
   expect(reaper.inUse(key)).toBe(true);
   manifest.replace([key], []);
   await reaper.collect();
   expect(await store.stat(key)).not.toBeNull();
-  const out = await running;
-  const body = JSON.parse(Buffer.concat(await out.encoder.finish({ executionTimeMs: 0 })).toString());
-  expect(body.data).toEqual([[Math.ceil(20_000_000 / 7) * 1000]]);
+  openGate();
+  expect((await running).result.rowCount).toBe(1000);
   expect(reaper.inUse(key)).toBe(false);
   await reaper.collect();
   expect(await store.stat(key)).toBeNull();

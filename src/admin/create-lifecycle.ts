@@ -4,6 +4,7 @@
  * scheduler and one sandboxed DuckDB instance for maintenance (it may read and write only under the
  * storage root, where data files and the store's scratch folder live).
  */
+import { StartupError } from '../lib/errors.ts';
 import type { BufferSet } from '../buffer/index.ts';
 import type { CatalogDb, DatabaseStore, FileManifestStore } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
@@ -60,7 +61,7 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
   const { config, manifest, store, reaper, buffers, logger } = d;
   for (const [name, section] of [['retention', config.retention], ['continuous_queries', config.continuous_queries]] as const) {
     const problem = section.enabled ? cronProblem(section.schedule) : null;
-    if (problem) throw new Error(`cannot start: ${name}.schedule: ${problem}`);
+    if (problem) throw new StartupError('config', `${name}.schedule: ${problem}`);
   }
   const instance = await createSandboxedInstance({ allowedDirectories: [d.root], threads: 1 });
   const pool = new ConnectionPool(instance, 2);

@@ -7,8 +7,12 @@ import { Cron } from 'croner';
 
 const OPTIONS = { paused: true, timezone: 'UTC', mode: '5-or-6-parts' } as const;
 
-/** Why `pattern` is not an accepted cron expression, or null. */
-export function cronProblem(pattern: string): string | null {
+/**
+ * Why `pattern` is not an accepted cron expression, or null: the one place a pattern is checked.
+ * `fields: 5` refuses the 6-field form (settings whose documented form is 5 fields).
+ */
+export function cronProblem(pattern: string, opts: { fields?: 5 } = {}): string | null {
+  if (opts.fields === 5 && pattern.trim().split(/\s+/).length !== 5) return `'${pattern}' must be a 5-field cron expression (minute hour day-of-month month day-of-week)`;
   try {
     new Cron(pattern, OPTIONS).stop();
     return null;
@@ -28,8 +32,18 @@ export function previousFires(pattern: string, before: Date, n: number): Date[] 
   }
 }
 
-/** A running cron job; `fire` receives the scheduled time of each run. */
-export function startCron(pattern: string, fire: (at: Date) => void): { stop(): void } {
-  const job = new Cron(pattern, { timezone: 'UTC', mode: '5-or-6-parts' }, (self: Cron) => fire(self.currentRun() ?? new Date()));
-  return { stop: () => job.stop() };
+/** A running cron job. */
+export interface CronJob {
+  /** When it fires next, or null when never. */
+  next(): Date | null;
+  stop(): void;
+}
+
+/**
+ * A running cron job; `fire` receives the scheduled time of each run. With `protect`, a run still
+ * going when the next is due makes that next one skip.
+ */
+export function startCron(pattern: string, fire: (at: Date) => unknown, opts: { protect?: boolean } = {}): CronJob {
+  const job = new Cron(pattern, { timezone: 'UTC', mode: '5-or-6-parts', protect: opts.protect ?? false }, (self: Cron) => void fire(self.currentRun() ?? new Date()));
+  return { next: () => job.nextRun(), stop: () => job.stop() };
 }

@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { migrate, type Migration } from './migrate.ts';
+import { migrate, type Migration } from '../lib/migrate.ts';
 
 /** The metadata database handle that every `*-store.ts` receives. */
 export type CatalogDb = Database;

@@ -1,4 +1,4 @@
-import type { Migration } from './migrate.ts';
+import type { Migration } from '../lib/migrate.ts';
 
 /**
  * The metadata schema of the time-series service, in order. Append new steps; never edit a landed one.

@@ -251,7 +251,7 @@ export class ClusterNode {
 
   /** Graceful stop: says `leaving`, resigns its election, revokes its lease and removes its record. */
   async stop(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || !this.membership) return;
     this.stopped = true;
     this.campaignAbort.abort();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);

@@ -1,6 +1,6 @@
 /** Turns the [cluster] settings into a ClusterNode connected to etcd, refusing setups that cannot work. */
 import { hostname } from 'node:os';
-import { AppError } from '../lib/errors.ts';
+import { StartupError } from '../lib/errors.ts';
 import { ClusterNode, connectEtcd } from './cluster-node.ts';
 import type { Role } from './node-record.ts';
 
@@ -26,21 +26,21 @@ interface Log {
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Checks the settings (a startup error of kind `invalid` when they cannot work: local storage, no
+ * Checks the settings (a StartupError of kind `cluster` when they cannot work: local storage, no
  * endpoints, etcd unreachable after a bounded retry) and connects to etcd. The node joins with
  * `start(advertiseUrl)` once it listens. Null when clustering is off.
  */
 export async function openCluster(conf: ClusterConfig, ctx: { storageBackend: string; port: number; version: string; logger: Log }): Promise<ClusterNode | null> {
   if (!conf.enabled) return null;
-  if (ctx.storageBackend === 'local') throw new AppError('invalid', 'cannot start: cluster.enabled needs shared object storage (storage.backend = s3 or azure), not local');
+  if (ctx.storageBackend === 'local') throw new StartupError('cluster', 'cluster.enabled needs shared object storage (storage.backend = s3 or azure), not local');
   const endpoints = conf.etcd_endpoints.map((e) => e.trim()).filter(Boolean);
-  if (endpoints.length === 0) throw new AppError('invalid', 'cannot start: cluster.etcd_endpoints is empty');
-  for (const e of endpoints) if (!/^https?:\/\/[^/]+/.test(e)) throw new AppError('invalid', `cannot start: cluster.etcd_endpoints: '${e}' is not an http(s) URL`);
+  if (endpoints.length === 0) throw new StartupError('cluster', 'cluster.etcd_endpoints is empty');
+  for (const e of endpoints) if (!/^https?:\/\/[^/]+/.test(e)) throw new StartupError('cluster', `cluster.etcd_endpoints: '${e}' is not an http(s) URL`);
   const client = await connectEtcd(endpoints, CONNECT_TIMEOUT_MS).catch((err: Error) => {
-    throw new AppError('invalid', `cannot start: ${err.message}`);
+    throw new StartupError('cluster', err.message);
   });
   const nodeId = conf.node_id || `${hostname()}-${ctx.port}`;
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(nodeId)) throw new AppError('invalid', `cannot start: cluster.node_id '${nodeId}' may hold only letters, digits, '.', '_' and '-'`);
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(nodeId)) throw new StartupError('cluster', `cluster.node_id '${nodeId}' may hold only letters, digits, '.', '_' and '-'`);
   return new ClusterNode(
     client,
     {

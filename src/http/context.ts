@@ -7,5 +7,11 @@ export type AppEnv = {
     principal: Principal | null;
     /** Route group label for metrics. */
     routeGroup: string;
+    /** The request's database, set by the database middleware (undefined where a route lets it be optional). */
+    database: string | undefined;
+    /** The request body, decompressed, set by the request-body middleware. */
+    body: Uint8Array;
+    /** Bytes received on the wire for `body` (before decompression). */
+    bodyBytes: number;
   };
 };

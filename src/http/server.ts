@@ -1,3 +1,4 @@
+import { StartupError } from '../lib/errors.ts';
 import { existsSync } from 'node:fs';
 import type { Server } from 'bun';
 
@@ -17,7 +18,7 @@ export function listen(fetch: (req: Request, server: Server<undefined>) => Respo
   let tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } | undefined;
   if (o.tls) {
     for (const [what, f] of [['server.tls_cert_file', o.tls.certFile], ['server.tls_key_file', o.tls.keyFile]] as const)
-      if (!f || !existsSync(f)) throw new Error(`cannot start TLS: ${what} '${f}' does not exist`);
+      if (!f || !existsSync(f)) throw new StartupError('tls', `TLS: ${what} '${f}' does not exist`);
     tls = { cert: Bun.file(o.tls.certFile), key: Bun.file(o.tls.keyFile) };
   }
   return Bun.serve({

@@ -3,8 +3,9 @@
  * cannot inflate into gigabytes of memory (a decompression bomb).
  */
 import { constants as bufferConstants } from 'node:buffer';
-import { gunzipSync, zstdDecompressSync } from 'node:zlib';
-import { AppError, invalid, tooLarge } from '../lib/errors.ts';
+import { Readable } from 'node:stream';
+import { createGunzip, createZstdDecompress, gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { AppError, invalid, messageOf, tooLarge } from '../lib/errors.ts';
 import { zstdFramesProblem } from './zstd-frames.ts';
 
 /** Compression formats recognised by their first bytes. */
@@ -51,4 +52,27 @@ function decompressError(kind: Compression, err: unknown, maxBytes: number): App
   }
   const cause = err instanceof Error ? err.message : String(err);
   return invalid(`cannot decompress ${kind} request body: ${cause}`);
+}
+
+/**
+ * Decompressed chunks of a gzip or zstd stream, produced only as fast as the caller takes them (the
+ * inflater pauses while its small output buffer is full); other streams pass through. A caller that
+ * stops iterating (a size cap reached) destroys the inflater, so nothing is inflated past that point.
+ * Corrupt input throws AppError 'invalid' naming `what`.
+ */
+export async function* inflateStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, compression: Compression, what = 'request body'): AsyncGenerator<Uint8Array> {
+  if (compression === 'none') return yield* source;
+  const inflater = compression === 'gzip' ? createGunzip() : createZstdDecompress();
+  const input = Readable.from(source, { objectMode: false });
+  input.on('error', (err) => inflater.destroy(err));
+  input.pipe(inflater);
+  try {
+    for await (const chunk of inflater) yield chunk as Uint8Array;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw invalid(`cannot decompress ${compression} ${what}: ${messageOf(err)}`);
+  } finally {
+    inflater.destroy();
+    input.destroy();
+  }
 }

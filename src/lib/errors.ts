@@ -54,3 +54,21 @@ export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** What part of start-up failed; `svc serve` exits 2 with the message for every kind. */
+export type StartupErrorKind = 'config' | 'storage' | 'wal' | 'recovery' | 'tls' | 'secrets' | 'cluster';
+
+/**
+ * A problem that keeps the server from starting: a setting or a resource the operator must fix.
+ * The message reads "cannot start: <detail>"; `detail` alone serves callers that are not starting
+ * (a key loaded later for a request).
+ */
+export class StartupError extends Error {
+  constructor(
+    readonly kind: StartupErrorKind,
+    readonly detail: string,
+    opts?: { cause?: unknown },
+  ) {
+    super(`cannot start: ${detail}`, opts);
+  }
+}

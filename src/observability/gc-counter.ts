@@ -13,7 +13,11 @@ export class GcCounter {
   private running = false;
   private readonly registry = new FinalizationRegistry<null>(() => this.collected());
 
-  constructor(private readonly counter?: Counter) {}
+  /** `now` is injectable so tests can check `lastAt` without reading the wall clock. */
+  constructor(
+    private readonly counter?: Counter,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Starts counting; idempotent. */
   start(): void {
@@ -40,7 +44,7 @@ export class GcCounter {
   private collected(): void {
     if (!this.running) return;
     this.cycles++;
-    this.last = Date.now();
+    this.last = this.now();
     this.counter?.inc();
     this.arm();
   }

@@ -3,6 +3,7 @@
  * cache. The composition root calls this once and gets the store, its health for /health and /ready,
  * and the folder DuckDB may read data files from.
  */
+import { StartupError } from '../lib/errors.ts';
 import { resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { ReadCache } from './cache/read-cache.ts';
@@ -45,7 +46,7 @@ export async function openObjectStore(storage: Config['storage'], opts: { inUse?
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */
 async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
   if (s.backend === 's3') {
-    if (!s.s3_bucket) throw new Error('cannot start: storage.backend is s3 but storage.s3_bucket is empty');
+    if (!s.s3_bucket) throw new StartupError('config', 'storage.backend is s3 but storage.s3_bucket is empty');
     const { S3Backend } = await import('./s3/s3-backend.ts');
     return new S3Backend({
       bucket: s.s3_bucket,
@@ -56,7 +57,7 @@ async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
       secretKey: s.s3_secret_key,
     });
   }
-  if (!s.azure_container) throw new Error('cannot start: storage.backend is azure but storage.azure_container is empty');
+  if (!s.azure_container) throw new StartupError('config', 'storage.backend is azure but storage.azure_container is empty');
   const { AzureBackend } = await import('./azure/azure-backend.ts');
   return new AzureBackend({
     container: s.azure_container,

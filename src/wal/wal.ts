@@ -5,7 +5,7 @@
  * files) and every older segment is gone; see replay.ts for why oldest first.
  */
 import { accessSync, constants, mkdirSync, promises as fsp, renameSync, unlinkSync } from 'node:fs';
-import { AppError, messageOf } from '../lib/errors.ts';
+import { AppError, messageOf, StartupError } from '../lib/errors.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import type { Logger } from '../observability/index.ts';
 import { FILE_HEADER, frameData, frameRelease, type EntryId } from './frame.ts';
@@ -56,7 +56,7 @@ export class Wal implements WriteAheadLog {
       mkdirSync(opts.directory, { recursive: true });
       accessSync(opts.directory, constants.W_OK | constants.R_OK);
     } catch (err) {
-      throw new Error(`cannot start: cannot open WAL directory ${opts.directory}: ${messageOf(err)}`, { cause: err });
+      throw new StartupError('wal', `cannot open WAL directory ${opts.directory}: ${messageOf(err)}`, { cause: err });
     }
     const found = scanDirectory(opts.directory);
     for (const name of found.foreign) logger.warn('wal directory holds a file that is not a svc segment; ignored', { file: name });

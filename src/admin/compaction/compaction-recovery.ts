@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import { spillRoot } from './merge-engine.ts';
 import type { FileManifestStore } from '../../catalog/index.ts';
-import { messageOf } from '../../lib/errors.ts';
+import { messageOf, StartupError } from '../../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../../observability/index.ts';
 import type { ObjectStore } from '../../storage/index.ts';
 import type { CompactionStore } from './compaction-store.ts';
@@ -45,7 +45,7 @@ export async function recoverCompactions(deps: {
       jobs.finish(m.id);
       metrics.compactionManifestsRecovered.inc();
     } catch (err) {
-      throw new Error(`cannot start: cannot recover interrupted compaction ${m.id}: ${messageOf(err)}`);
+      throw new StartupError('recovery', `cannot recover interrupted compaction ${m.id}: ${messageOf(err)}`);
     }
   }
   await rm(spillRoot(deps.tempDirectory), { recursive: true, force: true }).catch(() => undefined);

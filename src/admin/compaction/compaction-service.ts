@@ -38,7 +38,6 @@ export interface CompactionDeps {
    * replace files another job replaced meanwhile (the merge is then retried on the next run).
    */
   locks?: { run<T>(keys: readonly { database: string; measurement: string }[], fn: () => Promise<T>): Promise<T> };
-  env?: Record<string, string | undefined>;
   /** False skips scheduled runs (a cluster node that is not the active compactor); triggers still run. */
   mayRunScheduled?: () => boolean;
 }
@@ -58,7 +57,7 @@ export class CompactionService {
     this.store = new CompactionStore(deps.catalog);
     this.limiter = new Limiter(deps.settings.maxConcurrent);
     const { store, manifest, reaper, unflushed } = deps;
-    this.merge = { store, manifest, reaper, unflushed, jobs: this.store, crash: crashHook(deps.env ?? {}) };
+    this.merge = { store, manifest, reaper, unflushed, jobs: this.store, crash: crashHook(deps.settings.testCrashAt) };
   }
 
   /** Starts the hourly and daily schedules when `compaction.enabled`. */

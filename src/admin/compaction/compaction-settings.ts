@@ -17,6 +17,8 @@ export interface CompactionSettings {
   /** DuckDB threads of each merge. */
   threads: number;
   maxFilesPerBatch: number;
+  /** compaction.test_crash_at: the merge step where a test build kills itself ('' = never). */
+  testCrashAt: string;
 }
 
 /**
@@ -38,5 +40,6 @@ export function compactionSettings(config: Config, machine = { cores: availableP
     memoryLimitBytes: c.memory_limit > 0 ? c.memory_limit : Math.max(64 * 1024 * 1024, Math.floor(engineMemory / c.max_concurrent)),
     threads: c.threads > 0 ? c.threads : Math.max(1, Math.floor(machine.cores / 2)),
     maxFilesPerBatch: c.max_files_per_batch,
+    testCrashAt: c.test_crash_at,
   };
 }

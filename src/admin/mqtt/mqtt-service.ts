@@ -4,7 +4,7 @@
  * subscription are serialized, so a stop racing a restart cannot leave two clients on one client id.
  */
 import { randomId } from '../../lib/crypto.ts';
-import { AppError, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, conflict, messageOf, notFound, StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
@@ -210,7 +210,7 @@ export class MqttService {
     try {
       return this.deps.secrets.seal(password, id);
     } catch (err) {
-      throw new AppError('internal', `cannot encrypt password: ${(err as Error).message.replace(/^cannot start: /, '')}`);
+      throw new AppError('internal', `cannot encrypt password: ${err instanceof StartupError ? err.detail : messageOf(err)}`);
     }
   }
 

@@ -3,6 +3,7 @@
  * additional authenticated data, so a ciphertext copied onto another row does not decrypt.
  * Stored form: `v1:<nonce b64>:<tag b64>:<ciphertext b64>`.
  */
+import { StartupError } from '../../lib/errors.ts';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -58,13 +59,13 @@ export function loadSecretKey(configKey: string, keyFile: string | null): { key:
   if (configKey.trim() !== '') {
     const key = Buffer.from(configKey.trim(), 'base64');
     if (key.length !== KEY_BYTES)
-      throw new Error(`cannot start: mqtt.encryption_key must be the base64 encoding of ${KEY_BYTES} bytes (openssl rand -base64 32), got ${key.length} bytes`);
+      throw new StartupError('secrets', `mqtt.encryption_key must be the base64 encoding of ${KEY_BYTES} bytes (openssl rand -base64 32), got ${key.length} bytes`);
     return { key, source: 'config' };
   }
   if (keyFile === null) return { key: randomBytes(KEY_BYTES), source: 'ephemeral' };
   if (existsSync(keyFile)) {
     const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
-    if (key.length !== KEY_BYTES) throw new Error(`cannot start: key file ${keyFile} does not hold a base64 ${KEY_BYTES}-byte key`);
+    if (key.length !== KEY_BYTES) throw new StartupError('secrets', `key file ${keyFile} does not hold a base64 ${KEY_BYTES}-byte key`);
     // A key readable by others defeats encryption at rest; tighten it rather than refuse to start.
     if ((statSync(keyFile).mode & 0o077) !== 0) chmodSync(keyFile, 0o600);
     return { key, source: 'key-file' };

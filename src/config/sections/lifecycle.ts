@@ -32,6 +32,11 @@ export const compactionSection = z.object({
   memory_limit: size('', 'Memory per job, absolute with unit (empty: database.memory_limit / max_concurrent)', true),
   threads: int(0, 'Threads per job (0: half the cores, at least 1)'),
   max_files_per_batch: filesPerBatch(),
+  test_crash_at: oneOf(
+    ['', 'after_manifest', 'after_write', 'after_put', 'after_swap'],
+    '',
+    'Tests only: kill the process (SIGKILL) when a merge reaches this step, to prove crash safety. Release builds (dist/svc) do not contain the hook and ignore it',
+  ),
 });
 
 /**

@@ -2,15 +2,14 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { IMPORT_MAX_BYTES, type ImportFormatOptions, type ImportService } from '../../admin/index.ts';
 import type { WriteService } from '../../buffer/index.ts';
-import { decompress, parseTle, TIME_FORMATS, type Precision } from '../../ingest/index.ts';
+import { parseTle, TIME_FORMATS, type Precision } from '../../ingest/index.ts';
 import { invalid, tooLarge } from '../../lib/errors.ts';
-import { assertDatabaseName } from '../../lib/names.ts';
 import { formatSize } from '../../lib/sizes.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
-import { readBytes, readQuery } from '../body.ts';
+import { readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
-import { limitBody } from '../middleware/body-limit.ts';
+import { database, DATABASE_RULES } from '../middleware/database.ts';
 import { wholeNumberParam } from '../query-params.ts';
 
 /** What the import routes need. */
@@ -18,8 +17,8 @@ export interface ImportRouteDeps {
   imports: ImportService;
   writes: WriteService;
   metrics: SvcMetrics;
-  /** server.max_payload_size: the limit of the streaming /api/v1/write/tle route. */
-  maxPayloadBytes: number;
+  /** The request-body middleware (server.max_payload_size, in-flight budget) of /api/v1/write/tle. */
+  body: MiddlewareHandler<AppEnv>;
   /** Import body limit (default 500 MB). */
   importMaxBytes?: number;
 }
@@ -47,9 +46,6 @@ const precision = z
 const lpQuery = z.object({ db: z.string().optional(), precision });
 const tleQuery = z.object({ db: z.string().optional(), measurement: name.default('tle') });
 
-/** The database: `db`, else the x-svc-database header, else `default` (as on the other native write routes). */
-const databaseOf = (c: Context<AppEnv>, db: string | undefined) => assertDatabaseName(db || c.req.header('x-svc-database') || 'default');
-
 /** 413 before reading when the declared length is over the limit; bodies without a length are counted while spooled. */
 function declaredLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -65,47 +61,44 @@ function declaredLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
  */
 export function importRoutes(deps: ImportRouteDeps) {
   const app = new Hono<AppEnv>();
-  const importGuards = [requirePermission('write'), declaredLimit(deps.importMaxBytes ?? IMPORT_MAX_BYTES)] as const;
-  const run = async (c: Context<AppEnv>, database: string, opts: ImportFormatOptions) =>
-    c.json(await deps.imports.run({ ...opts, database, body: c.req.raw.body, contentType: c.req.header('content-type') }));
+  const importGuards = [requirePermission('write'), declaredLimit(deps.importMaxBytes ?? IMPORT_MAX_BYTES), database(DATABASE_RULES.importWrite)] as const;
+  const run = async (c: Context<AppEnv>, opts: ImportFormatOptions) =>
+    c.json(await deps.imports.run({ ...opts, database: c.var.database!, body: c.req.raw.body, contentType: c.req.header('content-type') }));
 
   app.post('/api/v1/import/csv', ...importGuards, (c) => {
     const q = readQuery(c, csvQuery);
     const csv = { timeColumn: q.time_column, timeFormat: q.time_format ?? null, delimiter: q.delimiter, skipRows: q.skip_rows ?? 0 };
-    return run(c, databaseOf(c, q.db), { format: 'csv', measurement: q.measurement, csv });
+    return run(c, { format: 'csv', measurement: q.measurement, csv });
   });
   app.post('/api/v1/import/parquet', ...importGuards, (c) => {
     const q = readQuery(c, parquetQuery);
     const parquet = { timeColumn: q.time_column, timeFormat: q.time_format ?? null };
-    return run(c, databaseOf(c, q.db), { format: 'parquet', measurement: q.measurement, parquet });
+    return run(c, { format: 'parquet', measurement: q.measurement, parquet });
   });
   app.post('/api/v1/import/lp', ...importGuards, (c) => {
     const q = readQuery(c, lpQuery);
-    return run(c, databaseOf(c, q.db), { format: 'lp', precision: q.precision });
+    return run(c, { format: 'lp', precision: q.precision });
   });
   app.post('/api/v1/import/tle', ...importGuards, (c) => {
     const q = readQuery(c, tleQuery);
-    return run(c, databaseOf(c, q.db), { format: 'tle', measurement: q.measurement });
+    return run(c, { format: 'tle', measurement: q.measurement });
   });
 
   // Like line protocol: good element sets are written, bad ones reported (partial success).
-  app.post('/api/v1/write/tle', requirePermission('write'), limitBody(deps.maxPayloadBytes), async (c) => {
-    try {
-      const q = readQuery(c, tleQuery);
-      const database = databaseOf(c, q.db);
-      const raw = await readBytes(c);
-      deps.metrics.ingestBytes.inc(raw.byteLength);
-      const parsed = parseTle(new TextDecoder().decode(decompress(raw, deps.maxPayloadBytes)), q.measurement);
-      const written = await deps.writes.write(database, parsed.batch.length > 0 ? [parsed.batch] : []);
-      if (parsed.rejected === 0 && written === 0) throw invalid('cannot write TLE: the body has no element sets');
-      if (parsed.rejected > 0) {
-        const first = parsed.errors[0]!;
-        const outcome = written > 0 ? `partial write: ${written} element sets written, ${parsed.rejected} rejected` : `nothing written: ${parsed.rejected} element sets rejected`;
-        throw invalid(`${outcome}; first bad set at line ${first.line}: ${first.message}`, { written, rejected: parsed.rejected, errors: parsed.errors });
-      }
-    } catch (err) {
-      deps.metrics.ingestErrors.inc();
-      throw err;
+  const countErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
+    await next();
+    if (c.error) deps.metrics.ingestErrors.inc();
+  };
+  app.post('/api/v1/write/tle', requirePermission('write'), countErrors, database(DATABASE_RULES.importWrite), deps.body, async (c) => {
+    const q = readQuery(c, tleQuery);
+    deps.metrics.ingestBytes.inc(c.var.bodyBytes);
+    const parsed = parseTle(new TextDecoder().decode(c.var.body), q.measurement);
+    const written = await deps.writes.write(c.var.database!, parsed.batch.length > 0 ? [parsed.batch] : []);
+    if (parsed.rejected === 0 && written === 0) throw invalid('cannot write TLE: the body has no element sets');
+    if (parsed.rejected > 0) {
+      const first = parsed.errors[0]!;
+      const outcome = written > 0 ? `partial write: ${written} element sets written, ${parsed.rejected} rejected` : `nothing written: ${parsed.rejected} element sets rejected`;
+      throw invalid(`${outcome}; first bad set at line ${first.line}: ${first.message}`, { written, rejected: parsed.rejected, errors: parsed.errors });
     }
     return c.body(null, 204);
   });

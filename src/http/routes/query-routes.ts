@@ -3,13 +3,14 @@
  * QueryService with the format's encoder, and stream the bytes. The client's disconnect (the request
  * signal, or the body cancelled mid-response) cancels the running statement.
  */
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
 import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryService } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
+import { database, DATABASE_RULES } from '../middleware/database.ts';
 
 /** `{sql}` (or `q`, as the hosted variant names it); `format` is accepted and must be json when given. */
 const queryBody = z.object({
@@ -41,7 +42,6 @@ const sqlOf = (body: z.output<typeof queryBody>): string => {
   if (!sql || sql.trim() === '') throw invalid('sql is required: send {"sql": "SELECT ..."}');
   return sql;
 };
-const databaseOf = (c: Context<AppEnv>) => c.req.header('x-svc-database') || undefined;
 
 /** A time parameter as a DuckDB TIMESTAMP expression (µs precision from RFC 3339, ms from epoch numbers). */
 function timeParam(name: string, value: string): string {
@@ -58,54 +58,53 @@ export function queryRoutes(queries: QueryService) {
   const app = new Hono<AppEnv>();
   // Per route, not app.use('*'): this router is mounted at /api/v1 next to routers of other resources.
   const read = requirePermission('read');
+  const sqlRoute = [read, database(DATABASE_RULES.query)] as const;
 
   // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
-  app.post('/query', read, async (c) => {
+  app.post('/query', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: databaseOf(c), signal: c.req.raw.signal, render: renderFloatsAsJson };
+    const req = { sql, database: c.var.database, signal: c.req.raw.signal, render: renderFloatsAsJson };
     const body = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 
-  app.post('/query/arrow', read, async (c) => {
+  app.post('/query/arrow', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: databaseOf(c), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
+    const req = { sql, database: c.var.database, signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
     const body = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
   });
 
-  app.post('/query/msgpack', read, async (c) => {
+  app.post('/query/msgpack', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const profile = c.req.header('x-svc-profile')?.toLowerCase() === 'true';
     const zstd = /\bzstd\b/i.test(c.req.header('accept-encoding') ?? '');
     // The map is emitted whole at the end, so compressing it is one call over all of it. Level 1: on
     // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
     const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
-    const body = await streamQuery(queries, { sql, database: databaseOf(c), signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
+    const body = await streamQuery(queries, { sql, database: c.var.database, signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';
     return new Response(body, { headers });
   });
 
-  app.post('/query/estimate', read, async (c) => {
+  app.post('/query/estimate', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    return c.json(await queries.estimate({ sql, database: databaseOf(c) }));
+    return c.json(await queries.estimate({ sql, database: c.var.database }));
   });
 
-  app.get('/measurements', read, (c) => {
-    const db = c.req.query('db') || c.req.query('database') || undefined;
-    const list = queries.measurements(db).map((m) => ({ database: m.database, name: m.measurement }));
+  app.get('/measurements', read, database(DATABASE_RULES.measurementList), (c) => {
+    const list = queries.measurements(c.var.database).map((m) => ({ database: m.database, name: m.measurement }));
     return c.json({ success: true, measurements: list, count: list.length });
   });
 
-  app.get('/query/:measurement', read, async (c) => {
+  app.get('/query/:measurement', read, database(DATABASE_RULES.measurementRead), async (c) => {
     const p = readQuery(c, measurementParams);
     const measurement = c.req.param('measurement');
-    const database = p.database ?? p.db ?? databaseOf(c);
-    if (!database) throw invalid('database is required: pass ?database=<db> or the x-svc-database header');
-    if (!IDENT.test(database) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
+    const db = c.var.database!;
+    if (!IDENT.test(db) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
-    const sql = `SELECT * FROM "${database}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
+    const sql = `SELECT * FROM "${db}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
     const body = await streamQuery(queries, { sql, signal: c.req.raw.signal, render: renderFloatsAsJson }, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });

@@ -4,11 +4,9 @@
  * Imports read that file afterwards (DuckDB's readers need a file; parsers read it in chunks).
  */
 import { rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { createGunzip, createZstdDecompress } from 'node:zlib';
-import { invalid, tooLarge } from '../../lib/errors.ts';
+import { tooLarge } from '../../lib/errors.ts';
 import { formatSize } from '../../lib/sizes.ts';
-import { detectCompression, type Compression } from '../decompress.ts';
+import { detectCompression, inflateStream, type Compression } from '../decompress.ts';
 import { multipartPart } from './multipart.ts';
 
 /** Where the upload comes from and how much of it is allowed. */
@@ -37,7 +35,7 @@ export async function spoolToFile(body: ReadableStream<Uint8Array> | null, path:
     if (opts.multipart) source = multipartPart(source, opts.multipart.boundary, opts.multipart.field);
     const peeked = await peek(source);
     compression = peeked.first ? detectCompression(peeked.first) : 'none';
-    for await (const chunk of inflate(peeked.rest, compression)) {
+    for await (const chunk of inflateStream(peeked.rest, compression, 'upload')) {
       bytes += chunk.byteLength;
       if (bytes > opts.maxBytes) throw tooLarge(`cannot accept upload: it inflates to more than ${formatSize(opts.maxBytes)}`);
       writer.write(chunk);
@@ -82,17 +80,3 @@ async function peek(source: AsyncIterable<Uint8Array>): Promise<{ first: Uint8Ar
   return { first, rest: rest() };
 }
 
-/** Decompressed chunks of a gzip or zstd stream; other streams pass through. */
-async function* inflate(source: AsyncIterable<Uint8Array>, compression: Compression): AsyncGenerator<Uint8Array> {
-  if (compression === 'none') return yield* source;
-  const inflater = compression === 'gzip' ? createGunzip() : createZstdDecompress();
-  const input = Readable.from(source, { objectMode: false });
-  input.on('error', (err) => inflater.destroy(err));
-  input.pipe(inflater);
-  try {
-    for await (const chunk of inflater) yield chunk as Uint8Array;
-  } catch (err) {
-    if (err instanceof Error && 'kind' in err) throw err;
-    throw invalid(`cannot decompress ${compression} upload: ${(err as Error).message}`);
-  }
-}

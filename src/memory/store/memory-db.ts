@@ -5,13 +5,14 @@
 import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { migrate, type Migration } from '../../lib/migrate.ts';
 
 /** The handle every memory `*-store.ts` receives. */
 export type MemoryDb = Database;
 
-const MIGRATIONS: { version: number; sql: string }[] = [
+const MIGRATIONS: Migration[] = [
   {
-    version: 1,
+    id: 1,
     sql: `
       CREATE TABLE agents (
         agent_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT,
@@ -37,14 +38,6 @@ export function openMemoryDb(path: string): MemoryDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true, strict: true });
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-  const done = new Set(db.query<{ version: number }, []>('SELECT version FROM schema_migrations').all().map((r) => r.version));
-  for (const m of MIGRATIONS) {
-    if (done.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, new Date().toISOString());
-    })();
-  }
+  migrate(db, MIGRATIONS, 'version');
   return db;
 }
