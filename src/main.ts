@@ -51,6 +51,7 @@ import {
   walRoutes,
 } from './http/index.ts';
 import { messageOf } from './lib/errors.ts';
+import { configureNative } from './native/index.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
@@ -79,6 +80,7 @@ export async function startServices(config: Config, env: Record<string, string |
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
+  configureNative({ enabled: config.query.native_encoders, warn: (message) => logger.warn(message) });
   // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
   const resultsInPlace = nativeResultsEnabled();
 

@@ -11,9 +11,10 @@ const SRC = join(import.meta.dir, '..', 'src');
 
 /**
  * Lowest first; a folder may import only folders of lower rank. duckdb/ sits below parquet/ and
- * buffer/ because the Parquet writer is DuckDB (the faster writer measured in issue 3).
+ * buffer/ because the Parquet writer is DuckDB (the faster writer measured in issue 3). native/ (C
+ * compiled at start, issue 21) sits just above lib/: it knows nothing of the rest.
  */
-const RANK = ['lib', 'observability', 'config', 'catalog', 'duckdb', 'storage', 'ingest', 'wal', 'parquet', 'buffer', 'query', 'auth', 'admin', 'cluster', 'http', 'memory', 'cli', 'main.ts'];
+const RANK = ['lib', 'native', 'observability', 'config', 'catalog', 'duckdb', 'storage', 'ingest', 'wal', 'parquet', 'buffer', 'query', 'auth', 'admin', 'cluster', 'http', 'memory', 'cli', 'main.ts'];
 
 /** memory/ must be able to ship alone: it talks to the time-series service over HTTP only. */
 const MEMORY_MAY_IMPORT = new Set(['lib', 'observability', 'config', 'memory']);
