@@ -23,7 +23,7 @@
 import bindings from '@duckdb/node-bindings';
 import { toArrayBuffer } from 'bun:ffi';
 import type { DuckDBDataChunk, DuckDBMaterializedResult } from '@duckdb/node-api';
-import { C_SOURCES, compileC, nativeFailed, nativeOnce } from '../native/index.ts';
+import { C_SOURCES, compileC, nativeFailed, nativeOnce, nativeStrings, type NativeStrings } from '../native/index.ts';
 import { copyStrings, stringTotal, type RawVector } from './raw-vector.ts';
 
 /** One chunk of a result. Vectors are valid until `release` (or the end of the result). */
@@ -93,15 +93,12 @@ export function nativeResultsEnabled(): boolean {
   return nativeReader() !== null;
 }
 
-interface NativeReader {
+interface NativeReader extends NativeStrings {
   external(value: unknown): number;
   columnCount(result: number): number;
   chunkCount(result: number): number;
   chunk(result: number, index: number, columns: number, out: Float64Array): number | null;
   destroy(chunk: number): void;
-  copy(dest: Uint8Array, at: number, src: number, n: number): void;
-  stringTotal(headers: number, validity: number, rows: number): number;
-  strings(headers: number, validity: number, rows: number, offsets: Int32Array, at: number, base: number, data: Uint8Array): number;
 }
 
 /** The C reader; any failure (no compiler, another platform) leaves the node-api path, which gives the same results. */
@@ -120,24 +117,19 @@ function loadNativeReader(): NativeReader | null {
     svc_chunk: { args: ['ptr', 'u64', 'u64', 'ptr'], returns: 'ptr' },
     svc_destroy: { args: ['ptr'], returns: 'void' },
   });
-  const s = compileC('strings', C_SOURCES.strings, {
-    svc_copy: { args: ['ptr', 'u64', 'ptr', 'u64'], returns: 'void' },
-    svc_string_total: { args: ['ptr', 'ptr', 'u64'], returns: 'u64' },
-    svc_strings: { args: ['ptr', 'ptr', 'u64', 'ptr', 'u64', 'u64', 'ptr'], returns: 'u64' },
-  });
+  const strings = nativeStrings();
+  if (!strings) throw new Error('the string copier did not load');
   // By soname, among the libraries already loaded: the very copy the addon uses.
   if (d.svc_init(Buffer.from('libduckdb.so\0')) !== 1) throw new Error('libduckdb.so is not loaded in this process (DuckDB linked another way)');
   // The napi_env slot is filled by Bun; JavaScript still passes a placeholder for it.
   const external = d.svc_external as unknown as (env: null, value: unknown) => number | null;
   return {
+    ...strings,
     external: (value) => external(null, value) ?? 0,
     columnCount: (result) => Number(d.svc_column_count(result as never)),
     chunkCount: (result) => Number(d.svc_chunk_count(result as never)),
     chunk: (result, index, columns, out) => d.svc_chunk(result as never, index, columns, out) as number | null,
     destroy: (chunk) => d.svc_destroy(chunk as never),
-    copy: (dest, at, src, n) => s.svc_copy(dest, at, src as never, n),
-    stringTotal: (headers, validity, rows) => Number(s.svc_string_total(headers as never, validity as never, rows)),
-    strings: (headers, validity, rows, offsets, at, base, data) => Number(s.svc_strings(headers as never, validity as never, rows, offsets, at, base, data)),
   };
 }
 

@@ -4,3 +4,4 @@
  */
 export { compileC, configureNative, nativeAllowed, nativeFailed, nativeOnce } from './loader.ts';
 export { C_SOURCES } from './sources.ts';
+export { nativeStrings, type NativeStrings } from './strings.ts';

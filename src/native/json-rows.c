@@ -215,6 +215,9 @@ int svc_json_rows(const double *desc, i64 ncols, i64 from, i64 to, i64 first, u8
         case K_TS: {
           int unit = units[c];
           i64 v = ((const i64 *)data)[i];
+          /* DuckDB's infinities: in nanoseconds they fall in 1677 and 2262, inside the years written
+             here, so they must be caught by value (the JavaScript writer says infinity). */
+          if (v == 0x7fffffffffffffffLL || v == -0x7fffffffffffffffLL) { p = row; status = HANDBACK; goto stop; }
           /* Wrapping difference: a far value (infinity) minus the last base may not fit in an i64. */
           i64 frac = (i64)((u64)v - (u64)base[c]);
           u8 *pre = prefix[c];
@@ -229,8 +232,11 @@ int svc_json_rows(const double *desc, i64 ncols, i64 from, i64 to, i64 first, u8
             put_padded(pre + 12, (u32)(rem / 3600), 2); pre[14] = ':';
             put_padded(pre + 15, (u32)(rem / 60 % 60), 2); pre[17] = ':';
             put_padded(pre + 18, (u32)(rem % 60), 2);
-            base[c] = sec * per_sec[unit];
-            frac = v - base[c];
+            /* v minus its fraction of a second, wrapping: near the smallest i64, the second's start
+               in nanoseconds lies below it. */
+            frac = v - (v / per_sec[unit]) * per_sec[unit];
+            if (frac < 0) frac += per_sec[unit];
+            base[c] = (i64)((u64)v - (u64)frac);
           }
           *(u64 *)p = *(const u64 *)pre;
           *(u64 *)(p + 8) = *(const u64 *)(pre + 8);
