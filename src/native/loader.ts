@@ -15,14 +15,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 let enabled = true;
+/** Routines switched off by name while the rest stay on (bench:query measures each alone). */
+let off = new Set<string>();
 let warn: (message: string) => void = (message) => process.stderr.write(`svc: ${message}\n`);
 
 /**
- * Applies `query.native_encoders` and where to log a failed load; call before the first query (a
- * routine already loaded keeps its state).
+ * Applies `query.native_encoders` (and, for measurements, routines to leave off by name) and where
+ * to log a failed load. Takes effect for every result started afterwards.
  */
-export function configureNative(options: { enabled: boolean; warn?: (message: string) => void }): void {
+export function configureNative(options: { enabled: boolean; off?: readonly string[]; warn?: (message: string) => void }): void {
   enabled = options.enabled;
+  off = new Set(options.off ?? []);
   if (options.warn) warn = options.warn;
 }
 
@@ -51,8 +54,8 @@ export function compileC<S extends Record<string, FFIFunction>>(name: string, so
 export function nativeOnce<T>(name: string, load: () => T | null): () => T | null {
   let loaded: T | null | undefined;
   return () => {
+    if (!enabled || off.has(name)) return null;
     if (loaded !== undefined) return loaded;
-    if (!enabled) return null;
     try {
       loaded = load();
     } catch (err) {
