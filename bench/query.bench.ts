@@ -6,12 +6,24 @@
  * same 24 files in this process; medians after a warm-up (at least BENCH_REPEATS runs, see timePair) are printed.
  * Env: BENCH_ROWS (default 10000000), BENCH_REPEATS (default 5), BENCH_VALUES (`random`: full
  * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics),
- * BENCH_ONLY (run only the cases whose name contains it).
+ * BENCH_ONLY (run only the cases whose name contains it), BENCH_ENCODER_ROWS (rows of the native vs
+ * TypeScript encoder cases, default 500000).
+ *
+ * Native vs TypeScript (issue 21): each result format encoded in this process from one materialized
+ * result, with every native routine on, with only the result reader on (the JSON writer off), and
+ * with none (`query.native_encoders = false`); the ratios say what each routine gains. A routine stays
+ * native only where it gains at least 15% (README, "Native encoders").
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '../src/duckdb/index.ts';
+import { DuckDBInstance, resultChunks, type DuckDBConnection } from '../src/duckdb/index.ts';
+import { configureNative } from '../src/native/index.ts';
+import { ArrowEncoder } from '../src/query/encode/arrow-encoder.ts';
+import { JsonEncoder } from '../src/query/encode/json-encoder.ts';
+import { renderFloatsAsJson } from '../src/query/encode/json-render.ts';
+import { MsgpackEncoder } from '../src/query/encode/msgpack-encoder.ts';
+import { resultColumns } from '../src/query/encode/result.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
@@ -114,6 +126,69 @@ async function direct(conn: DuckDBConnection, sql: string): Promise<number> {
   return rows;
 }
 
+const ENCODER_ROWS = Number(process.env.BENCH_ENCODER_ROWS ?? 500_000);
+/** Native settings compared: every routine, the result reader alone, none. */
+const NATIVE_MODES = [
+  { name: 'native', enabled: true, off: [] },
+  { name: 'reader only', enabled: true, off: ['JSON writer'] },
+  { name: 'TypeScript', enabled: false, off: [] },
+] as const;
+
+/** Encodes `sql`'s result as `format` once; returns the milliseconds of reading and encoding (not of running the query). */
+async function encodeOnce(conn: DuckDBConnection, sql: string, format: 'json' | 'arrow' | 'msgpack'): Promise<number> {
+  let text = sql;
+  if (format === 'json') {
+    // As the server does: DuckDB renders the doubles (json-render.ts).
+    const probe = await conn.run(`SELECT * FROM (${sql}) LIMIT 0`);
+    const columns = resultColumns(probe.columnNames(), probe.columnTypes());
+    const rendered = renderFloatsAsJson(columns);
+    if (rendered) text = `SELECT ${rendered.select} FROM (${sql}) AS q(${columns.map((_, i) => `c${i}`).join(', ')})`;
+  }
+  const res = await conn.run(text);
+  const columns = resultColumns(res.columnNames(), res.columnTypes());
+  const t0 = performance.now();
+  const chunks = resultChunks(res, columns.length);
+  if (format === 'json') {
+    const enc = new JsonEncoder(columns);
+    for (let i = 0; i < chunks.count; i++) await enc.add(chunks.chunk(i));
+    await enc.finish({ executionTimeMs: 0 });
+  } else {
+    const enc = format === 'arrow' ? new ArrowEncoder(columns) : new MsgpackEncoder(columns);
+    for (let i = 0; i < chunks.count; i++) enc.add(chunks.chunk(i));
+    enc.finish({ executionTimeMs: 0 });
+  }
+  chunks.close();
+  return performance.now() - t0;
+}
+
+/** The native vs TypeScript table: median encode time per mode, modes alternating call by call. */
+async function nativeVsTypescript(conn: DuckDBConnection): Promise<string[]> {
+  const n = ENCODER_ROWS;
+  const cases = [
+    { name: `JSON, cpu shape (${n} rows)`, sql: `SELECT * FROM cpu LIMIT ${n}`, format: 'json' as const },
+    { name: `JSON, strings and times (${n} rows)`, sql: `SELECT time, host, region, CASE WHEN hour(time) % 3 = 0 THEN NULL ELSE host || ' in ' || region || ', a longer label' END AS label FROM cpu LIMIT ${n}`, format: 'json' as const },
+    { name: `Arrow, cpu shape (${n} rows)`, sql: `SELECT * FROM cpu LIMIT ${n}`, format: 'arrow' as const },
+    { name: `MessagePack, cpu shape (${n} rows)`, sql: `SELECT * FROM cpu LIMIT ${n}`, format: 'msgpack' as const },
+  ];
+  const lines = ['| encoder case | native ms | reader only ms | TypeScript ms | TypeScript / native | TypeScript / reader only | runs |', '|---|---:|---:|---:|---:|---:|---:|'];
+  for (const c of cases.filter((x) => !process.env.BENCH_ONLY || x.name.includes(process.env.BENCH_ONLY))) {
+    const times: number[][] = NATIVE_MODES.map(() => []);
+    for (let r = 0; r < REPEATS + 2; r++) {
+      for (const [m, mode] of NATIVE_MODES.entries()) {
+        configureNative({ enabled: mode.enabled, off: mode.off });
+        const ms = await encodeOnce(conn, c.sql, c.format);
+        // The first two rounds warm the JIT and the caches.
+        if (r >= 2) times[m]!.push(ms);
+      }
+    }
+    configureNative({ enabled: true });
+    const [nat, reader, ts] = times.map(median) as [number, number, number];
+    lines.push(`| ${c.name} | ${nat.toFixed(1)} | ${reader.toFixed(1)} | ${ts.toFixed(1)} | ${(ts / nat).toFixed(2)}x | ${(ts / reader).toFixed(2)}x | ${REPEATS} |`);
+    process.stderr.write(`${lines[lines.length - 1]}\n`);
+  }
+  return lines;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-query-bench-'));
   const root = join(dir, 'data', 'svc');
@@ -153,7 +228,9 @@ async function main(): Promise<void> {
       lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${pairs} | ${c.target} |`);
       process.stderr.write(`${lines[lines.length - 1]}\n`);
     }
+    const native = await nativeVsTypescript(conn);
     process.stdout.write(`\nquery bench: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
+    process.stdout.write(`\nnative vs TypeScript encoders, in this process (encode only, medians):\n\n${native.join('\n')}\n`);
   } finally {
     await s?.cleanup();
     conn.closeSync();

@@ -63,6 +63,7 @@ import {
 import { ByteBudget } from './lib/byte-budget.ts';
 import { ServiceStack } from './lib/service-stack.ts';
 import { AppError, StartupError, messageOf } from './lib/errors.ts';
+import { configureNative } from './native/index.ts';
 import { Readiness } from './lib/readiness.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
@@ -124,6 +125,7 @@ async function composeServices(
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
+  configureNative({ enabled: config.query.native_encoders, warn: (message) => logger.warn(message) });
   // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
   const resultsInPlace = nativeResultsEnabled();
 

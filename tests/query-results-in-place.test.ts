@@ -1,6 +1,6 @@
 /**
  * Query results read in place (src/duckdb/result-chunks.ts) against the same results copied through
- * node-api (SVC_NATIVE_RESULTS=0): two real servers over the same data answer every format byte for
+ * node-api (query.native_encoders = false): two real servers over the same data answer every format byte for
  * byte alike, over many chunks, every column kind, nulls, short and long strings, stored and buffered rows.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -27,7 +27,7 @@ const post = async (s: TestServer, path: string, sql: string) => {
 beforeAll(async () => {
   [inPlace, copied] = await Promise.all([
     startServer({ env: { SVC_INGEST_MAX_BUFFER_AGE_MS: '3600000' } }),
-    startServer({ env: { SVC_INGEST_MAX_BUFFER_AGE_MS: '3600000', SVC_NATIVE_RESULTS: '0' } }),
+    startServer({ env: { SVC_INGEST_MAX_BUFFER_AGE_MS: '3600000', SVC_QUERY_NATIVE_ENCODERS: 'false' } }),
   ]);
   const columns = {
     time: Array.from({ length: ROWS }, (_, i) => T + i * 1000),

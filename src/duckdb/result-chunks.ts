@@ -7,18 +7,23 @@
  * start by Bun's built-in TinyCC (bun:ffi `cc`) and calling the DuckDB library the addon already
  * loaded, fetch each chunk and report where its vectors live: the encoders read DuckDB's memory
  * through views, and each chunk is freed as soon as its reader releases it, so the next one reuses
- * the same warm memory (8 ms for the same result).
+ * the same warm memory (8 ms for the same result). The C is src/native/duckdb-chunks.c and
+ * strings.c.
  *
  * Nested and exotic values still need node-api's converters: `node` fetches the same chunk
- * through node-api on demand. Where the C path cannot be set up (no TinyCC, a platform without
- * /proc/self/maps, SVC_NATIVE_RESULTS=0), every chunk comes from node-api and vectors are copies;
- * results are identical either way.
+ * through node-api on demand. Where the C path cannot be set up (no TinyCC, DuckDB not loaded as
+ * libduckdb.so, `query.native_encoders = false`) or a result does not look as expected, chunks come
+ * from node-api and vectors are copies; results are identical either way.
+ *
+ * Safety: a view of a chunk's memory is detached when the chunk is released (a late read sees an
+ * empty array, never freed memory); node-api keeps its duckdb_result in a field it does not
+ * document, so the handle found there is checked (a node-api external whose column and chunk counts
+ * are the result's) before any chunk is read through it, and a mismatch falls back to node-api.
  */
 import bindings from '@duckdb/node-bindings';
 import { toArrayBuffer } from 'bun:ffi';
-import { readFileSync } from 'node:fs';
 import type { DuckDBDataChunk, DuckDBMaterializedResult } from '@duckdb/node-api';
-import { compileC, nativeOnce } from '../lib/tinycc.ts';
+import { C_SOURCES, compileC, nativeFailed, nativeOnce, nativeStrings, type NativeStrings } from '../native/index.ts';
 import { copyStrings, stringTotal, type RawVector } from './raw-vector.ts';
 
 /** One chunk of a result. Vectors are valid until `release` (or the end of the result). */
@@ -64,7 +69,23 @@ export interface ResultChunks {
 /** Reads `result`, whose rows have `columns` columns, in place when the C reader is available. */
 export function resultChunks(result: DuckDBMaterializedResult, columns: number): ResultChunks {
   const reader = nativeReader();
-  return reader ? new NativeChunks(reader, result, columns) : new NodeChunks(result);
+  if (reader) {
+    const handle = resultHandle(reader, result, columns);
+    if (handle !== 0) return new NativeChunks(reader, handle, result, columns);
+  }
+  return new NodeChunks(result);
+}
+
+/**
+ * The duckdb_result behind `result`, or 0 (logged once) when node-api no longer keeps it where this
+ * reads it: its private `result` field holding a node-api external.
+ */
+function resultHandle(reader: NativeReader, result: DuckDBMaterializedResult, columns: number): number {
+  const field = (result as unknown as { result?: unknown }).result;
+  const handle = typeof field === 'object' && field !== null ? reader.external(field) : 0;
+  if (handle !== 0 && reader.columnCount(handle) === columns && reader.chunkCount(handle) === result.chunkCount) return handle;
+  nativeFailed('result reader', new Error('@duckdb/node-api no longer keeps its duckdb_result where expected'));
+  return 0;
 }
 
 /** Whether results are read in place (for startup logs and tests). */
@@ -72,166 +93,58 @@ export function nativeResultsEnabled(): boolean {
   return nativeReader() !== null;
 }
 
-/** The C side: one call fetches a chunk and writes its row count and vector addresses into `out`. */
-const SOURCE = `
-typedef unsigned long long idx_t;
-/* duckdb_result as declared in duckdb.h: passed by value to the chunk functions. */
-typedef struct { idx_t column_count, row_count, rows_changed; void *columns; char *error; void *internal_data; } duckdb_result;
-typedef struct napi_env__ *napi_env;
-typedef struct napi_value__ *napi_value;
-extern int napi_get_value_external(napi_env env, napi_value value, void **result);
-
-extern void *dlopen(const char *file, int mode);
-extern void *dlsym(void *handle, const char *name);
-
-static idx_t (*chunk_count)(duckdb_result);
-static void *(*get_chunk)(duckdb_result, idx_t);
-static void (*destroy_chunk)(void **);
-static idx_t (*chunk_size)(void *);
-static void *(*chunk_vector)(void *, idx_t);
-static void *(*vector_data)(void *);
-static void *(*vector_validity)(void *);
-
-/* Binds to the library at path only if this process has it loaded already (RTLD_NOW | RTLD_NOLOAD):
-   the very copy the addon uses, with its allocator. */
-int svc_init(const char *path) {
-  void *h = dlopen(path, 2 | 4);
-  if (!h) return 0;
-  chunk_count = dlsym(h, "duckdb_result_chunk_count");
-  get_chunk = dlsym(h, "duckdb_result_get_chunk");
-  destroy_chunk = dlsym(h, "duckdb_destroy_data_chunk");
-  chunk_size = dlsym(h, "duckdb_data_chunk_get_size");
-  chunk_vector = dlsym(h, "duckdb_data_chunk_get_vector");
-  vector_data = dlsym(h, "duckdb_vector_get_data");
-  vector_validity = dlsym(h, "duckdb_vector_get_validity");
-  return chunk_count && get_chunk && destroy_chunk && chunk_size && chunk_vector && vector_data && vector_validity;
-}
-
-/* The pointer inside a node-bindings external (its duckdb_result, data chunk, ...). */
-void *svc_external(napi_env env, napi_value value) {
-  void *p = 0;
-  return napi_get_value_external(env, value, &p) == 0 ? p : 0;
-}
-
-idx_t svc_chunk_count(duckdb_result *r) { return chunk_count(*r); }
-
-/* Chunk index of r; out gets its rows, then per column the data and validity addresses (doubles: addresses stay below 2^53). */
-void *svc_chunk(duckdb_result *r, idx_t index, idx_t columns, double *out) {
-  void *chunk = get_chunk(*r, index);
-  if (!chunk) return 0;
-  out[0] = (double)chunk_size(chunk);
-  for (idx_t i = 0; i < columns; i++) {
-    void *v = chunk_vector(chunk, i);
-    out[1 + 2 * i] = (double)(idx_t)vector_data(v);
-    out[2 + 2 * i] = (double)(idx_t)vector_validity(v);
-  }
-  return chunk;
-}
-
-void svc_destroy(void *chunk) { destroy_chunk(&chunk); }
-
-extern void *memcpy(void *dest, const void *src, unsigned long n);
-
-void svc_copy(unsigned char *dest, idx_t at, const unsigned char *src, idx_t n) { memcpy(dest + at, src, n); }
-
-#define VALID(v, i) (!(v) || (((v)[(i) >> 6] >> ((i) & 63)) & 1))
-
-/* Bytes of the valid strings among rows 16-byte string headers. */
-idx_t svc_string_total(const unsigned char *headers, const unsigned long long *validity, idx_t rows) {
-  idx_t total = 0;
-  for (idx_t i = 0; i < rows; i++)
-    if (VALID(validity, i)) total += *(const unsigned int *)(headers + i * 16);
-  return total;
-}
-
-/* Arrow layout: offsets[at + 1 + i] = end of row i from base; bytes into data + base (which has 12
-   bytes to spare past the last string: short strings are copied as one 8-byte and one 4-byte move).
-   Returns the new end. */
-idx_t svc_strings(const unsigned char *headers, const unsigned long long *validity, idx_t rows, int *offsets, idx_t at, idx_t base, unsigned char *data) {
-  int *o = offsets + at + 1;
-  for (idx_t i = 0; i < rows; i++) {
-    const unsigned char *h = headers + i * 16;
-    unsigned int len = *(const unsigned int *)h;
-    if (validity && !((validity[i >> 6] >> (i & 63)) & 1)) len = 0;
-    else if (len <= 12) {
-      *(unsigned long long *)(data + base) = *(const unsigned long long *)(h + 4);
-      *(unsigned int *)(data + base + 8) = *(const unsigned int *)(h + 12);
-    } else memcpy(data + base, *(const unsigned char *const *)(h + 8), len);
-    base += len;
-    o[i] = (int)base;
-  }
-  return base;
-}
-`;
-
-interface NativeReader {
+interface NativeReader extends NativeStrings {
   external(value: unknown): number;
+  columnCount(result: number): number;
   chunkCount(result: number): number;
   chunk(result: number, index: number, columns: number, out: Float64Array): number | null;
   destroy(chunk: number): void;
-  copy(dest: Uint8Array, at: number, src: number, n: number): void;
-  stringTotal(headers: number, validity: number, rows: number): number;
-  strings(headers: number, validity: number, rows: number, offsets: Int32Array, at: number, base: number, data: Uint8Array): number;
 }
 
 /** The C reader; any failure (no compiler, another platform) leaves the node-api path, which gives the same results. */
-const nativeReader = nativeOnce(loadNativeReader);
+const nativeReader = nativeOnce('result reader', loadNativeReader);
 
-/** Compiles the C side and binds it to the DuckDB library the addon mapped (found in /proc/self/maps). */
+/** Compiles the C side and binds it to the DuckDB library the addon loaded. */
 function loadNativeReader(): NativeReader | null {
-  const path = loadedDuckdbLibrary();
-  if (!path) return null;
-  const s = compileC('result-chunks', SOURCE, {
-    svc_init: { args: ['ptr'], returns: 'i32' },
-    svc_external: { args: ['napi_env', 'napi_value'], returns: 'ptr' },
-    svc_chunk_count: { args: ['ptr'], returns: 'u64' },
-    svc_chunk: { args: ['ptr', 'u64', 'u64', 'ptr'], returns: 'ptr' },
-    svc_destroy: { args: ['ptr'], returns: 'void' },
-    svc_copy: { args: ['ptr', 'u64', 'ptr', 'u64'], returns: 'void' },
-    svc_string_total: { args: ['ptr', 'ptr', 'u64'], returns: 'u64' },
-    svc_strings: { args: ['ptr', 'ptr', 'u64', 'ptr', 'u64', 'u64', 'ptr'], returns: 'u64' },
-  });
-  if (s.svc_init(Buffer.from(`${path}\0`)) !== 1) return null;
-  // The napi_env slot is filled by Bun; JavaScript still passes a placeholder for it.
-  const external = s.svc_external as unknown as (env: null, value: unknown) => number | null;
-  return {
-    external: (value) => external(null, value) ?? 0,
-    chunkCount: (result) => Number(s.svc_chunk_count(result as never)),
-    chunk: (result, index, columns, out) => s.svc_chunk(result as never, index, columns, out) as number | null,
-    destroy: (chunk) => s.svc_destroy(chunk as never),
-    copy: (dest, at, src, n) => s.svc_copy(dest, at, src as never, n),
-    stringTotal: (headers, validity, rows) => Number(s.svc_string_total(headers as never, validity as never, rows)),
-    strings: (headers, validity, rows, offsets, at, base, data) => Number(s.svc_strings(headers as never, validity as never, rows, offsets, at, base, data)),
-  };
-}
-
-/** Path of the DuckDB shared library mapped into this process, or null (not Linux, statically linked). */
-function loadedDuckdbLibrary(): string | null {
   if (process.platform !== 'linux') return null;
   // node-api loads the addon (and with it the library) when first imported.
   void bindings;
-  for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
-    const at = line.indexOf('/');
-    if (at > 0 && line.endsWith('/libduckdb.so')) return line.slice(at);
-  }
-  return null;
+  const d = compileC('duckdb-chunks', C_SOURCES['duckdb-chunks'], {
+    svc_init: { args: ['ptr'], returns: 'i32' },
+    svc_external: { args: ['napi_env', 'napi_value'], returns: 'ptr' },
+    svc_column_count: { args: ['ptr'], returns: 'u64' },
+    svc_chunk_count: { args: ['ptr'], returns: 'u64' },
+    svc_chunk: { args: ['ptr', 'u64', 'u64', 'ptr'], returns: 'ptr' },
+    svc_destroy: { args: ['ptr'], returns: 'void' },
+  });
+  const strings = nativeStrings();
+  if (!strings) throw new Error('the string copier did not load');
+  // By soname, among the libraries already loaded: the very copy the addon uses.
+  if (d.svc_init(Buffer.from('libduckdb.so\0')) !== 1) throw new Error('libduckdb.so is not loaded in this process (DuckDB linked another way)');
+  // The napi_env slot is filled by Bun; JavaScript still passes a placeholder for it.
+  const external = d.svc_external as unknown as (env: null, value: unknown) => number | null;
+  return {
+    ...strings,
+    external: (value) => external(null, value) ?? 0,
+    columnCount: (result) => Number(d.svc_column_count(result as never)),
+    chunkCount: (result) => Number(d.svc_chunk_count(result as never)),
+    chunk: (result, index, columns, out) => d.svc_chunk(result as never, index, columns, out) as number | null,
+    destroy: (chunk) => d.svc_destroy(chunk as never),
+  };
 }
 
 /** Chunks fetched by the C reader; each freed on release, the rest on close. */
 class NativeChunks implements ResultChunks {
   readonly count: number;
-  private readonly handle: number;
   private readonly open = new Set<NativeChunk>();
 
   constructor(
     private readonly reader: NativeReader,
+    private readonly handle: number,
     private readonly result: DuckDBMaterializedResult,
     private readonly columns: number,
   ) {
-    this.handle = reader.external((result as unknown as { result: unknown }).result);
     this.count = result.chunkCount;
-    // A node-api whose result object no longer holds a duckdb_result would read garbage: refuse it.
-    if (this.handle === 0 || reader.chunkCount(this.handle) !== this.count) throw new Error('cannot read a DuckDB result in place: unexpected result handle');
   }
 
   chunk(index: number): ResultChunk {
@@ -256,6 +169,8 @@ class NativeChunks implements ResultChunks {
 class NativeChunk implements ResultChunk {
   readonly rowCount: number;
   private nodeChunk: DuckDBDataChunk | null = null;
+  /** Views of this chunk's memory handed out, detached on release. */
+  private readonly views: ArrayBuffer[] = [];
 
   constructor(
     private readonly owner: NativeChunks,
@@ -269,13 +184,21 @@ class NativeChunk implements ResultChunk {
 
   vector(ci: number, width: number): RawVector {
     const rows = this.rowCount;
-    const data = rows === 0 ? new Uint8Array(0) : new Uint8Array(toArrayBuffer(this.data(ci) as never, 0, rows * width));
+    const data = rows === 0 ? new Uint8Array(0) : this.view(this.data(ci), rows * width);
     return { rows, data, validity: this.validity(ci) };
   }
 
   validity(ci: number): Uint8Array | null {
     const at = this.addresses[2 + 2 * ci]!;
-    return at === 0 || this.rowCount === 0 ? null : new Uint8Array(toArrayBuffer(at as never, 0, Math.ceil(this.rowCount / 64) * 8));
+    if (at === 0 || this.rowCount === 0) return null;
+    this.data(ci);
+    return this.view(at, Math.ceil(this.rowCount / 64) * 8);
+  }
+
+  private view(at: number, bytes: number): Uint8Array {
+    const buffer = toArrayBuffer(at as never, 0, bytes);
+    this.views.push(buffer);
+    return new Uint8Array(buffer);
   }
 
   copyValues(ci: number, width: number, dest: Uint8Array, at: number): void {
@@ -303,6 +226,9 @@ class NativeChunk implements ResultChunk {
     if (this.ptr === 0) return;
     const ptr = this.ptr;
     this.ptr = 0;
+    // Detaching (transfer to an empty buffer, no copy) leaves every view of the chunk empty before DuckDB frees it.
+    for (const v of this.views) v.transfer(0);
+    this.views.length = 0;
     this.owner.free(this, ptr);
   }
 }
