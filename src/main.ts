@@ -56,7 +56,7 @@ import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
 import { ManifestTableSource, QueryService } from './query/index.ts';
-import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
+import { FileReaper, holdStorageLock, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
 /** A running server: its listeners and the way to stop it. */
@@ -88,6 +88,9 @@ export async function startServices(config: Config, env: Record<string, string |
   const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
+  // One server per storage: the lock is held before any data file is read, written or deleted.
+  const storageLock = await holdStorageLock(opened.lockSlot, { expiryMs: config.storage.lock_expiry, retryMs: 2_000, logger });
+  readiness.addCheck('storage lock', () => storageLock.problem());
   const manifest = new FileManifestStore(catalog);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
@@ -251,6 +254,7 @@ export async function startServices(config: Config, env: Record<string, string |
         await imports.stop();
         writeDuck.closeSync();
         catalog.close();
+        await storageLock.release();
         opened.close();
         closeMemory();
         observed.stop();

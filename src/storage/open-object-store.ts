@@ -11,6 +11,7 @@ import { RemoteObjectStore } from './cache/remote-object-store.ts';
 import { StorageHealth } from './cache/storage-health.ts';
 import { LocalObjectStore } from './local/local-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
+import { fileLockSlot, remoteLockSlot, type LockSlot } from './lock/lock-slot.ts';
 
 /** The opened store and what the rest of the process needs to know about it. */
 export interface OpenedStore {
@@ -20,6 +21,8 @@ export interface OpenedStore {
   readRoot: string;
   /** Checks credentials and reachability now (remote stores); the result lands in `health`. Never throws. */
   probe(): Promise<void>;
+  /** Where this storage's one-server lock lives. */
+  lockSlot: LockSlot;
   /** Stops the periodic probe. */
   close(): void;
 }
@@ -31,7 +34,7 @@ const PROBE_EVERY_MS = 30_000;
 export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
   if (storage.backend === 'local') {
     const store = await new LocalObjectStore(storage.local_path, { dropPageCache: storage.drop_page_cache }).open();
-    return { store, health: new StorageHealth('local'), readRoot: store.root, probe: async () => {}, close: () => {} };
+    return { store, health: new StorageHealth('local'), readRoot: store.root, lockSlot: fileLockSlot(store.root), probe: async () => {}, close: () => {} };
   }
   const remote = await remoteBackend(storage);
   const cache = await new ReadCache({ dir: storage.cache_path, maxBytes: storage.cache_size, inUse: opts.inUse }).open();
@@ -39,7 +42,8 @@ export async function openObjectStore(storage: Config['storage'], opts: { inUse?
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
   const timer = setInterval(() => void store.probe(), PROBE_EVERY_MS);
   timer.unref?.();
-  return { store, health: store.health, readRoot: resolve(storage.cache_path), probe: () => store.probe(), close: () => clearInterval(timer) };
+  const lockSlot = remoteLockSlot(remote, store.keyPrefix);
+  return { store, health: store.health, readRoot: resolve(storage.cache_path), lockSlot, probe: () => store.probe(), close: () => clearInterval(timer) };
 }
 
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */

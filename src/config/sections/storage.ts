@@ -9,6 +9,10 @@ export const storageSection = z.object({
     true,
     'Local backend: drop each data file from the OS page cache once it is fsynced (files are written once and queries read them through DuckDB\'s own cache)',
   ),
+  lock_expiry: duration(
+    '30s',
+    'One server per data folder or bucket prefix: the lock\'s heartbeat is renewed every third of this; a lock not renewed for this long is taken over by the next server that starts',
+  ),
   cache_path: str('./data/cache', 'Local read-through cache of object-store files (s3, azure)'),
   cache_size: size('10GB', 'Upper bound of the local read cache'),
   cache_revalidate: duration('0s', 'How long a cached object is trusted before its ETag is checked again (0: a HEAD per use, never stale)'),
