@@ -56,7 +56,7 @@ import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
 import { ManifestTableSource, QueryService } from './query/index.ts';
-import { FileReaper, holdStorageLock, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
+import { FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
 /** A running server: its listeners and the way to stop it. */
@@ -90,7 +90,9 @@ export async function startServices(config: Config, env: Record<string, string |
   await watchStorage(opened, config, readiness, logger);
   // One server per storage: the lock is held before any data file is read, written or deleted.
   const storageLock = await holdStorageLock(opened.lockSlot, { expiryMs: config.storage.lock_expiry, retryMs: 2_000, logger });
-  readiness.addCheck('storage lock', () => storageLock.problem());
+  // A store that refuses (missing bucket, refused credentials) or a lock not held: /ready says why, writes get 503.
+  const gate = storageGate(opened.health, storageLock);
+  readiness.addCheck('storage access', () => gate.readyProblem());
   const manifest = new FileManifestStore(catalog);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
@@ -119,6 +121,7 @@ export async function startServices(config: Config, env: Record<string, string |
       flushQueueSize: i.flush_queue_size,
       compression: i.compression,
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),
+      maxHeldRecords: i.max_buffer_size * i.shard_count,
     },
   );
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
@@ -140,7 +143,7 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
-  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
+  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null, storageProblem: () => gate.writeProblem() });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
@@ -261,7 +264,14 @@ export async function startServices(config: Config, env: Record<string, string |
       })();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });
-      else logger.info('svc stopped');
+      const unflushed = buffers.bufferedRecords();
+      if (unflushed > 0)
+        logger.error(`could not flush ${unflushed} rows before stopping`, {
+          rows: unflushed,
+          last_error: buffers.stats().last_error,
+          wal: wal.enabled ? 'the WAL keeps them; they are replayed at the next start' : 'the WAL is off: they are lost',
+        });
+      if (!timedOut) logger.info('svc stopped');
     })());
 
   return { config, ports: { timeseries: tsServer.port ?? config.server.port, memory: memoryPort }, stop };
@@ -275,7 +285,7 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   if (config.server.storage_credentials_fail_ready) readiness.addCheck('storage', () => opened.health.credentialProblem());
   await opened.probe();
   const h = opened.health.view();
-  if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+  if (h.state !== 'healthy') logger.error(h.state === 'failing' ? 'storage is not usable; writes are refused (503) until it works again' : 'storage does not answer; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
 }
 
 /**

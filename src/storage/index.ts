@@ -9,3 +9,4 @@ export { StorageHealth, type StorageHealthView, type CredentialState } from './c
 export { holdStorageLock, type HeldStorageLock } from './lock/hold-storage-lock.ts';
 export { StorageLock, StorageLockedError, type LockRecord } from './lock/storage-lock.ts';
 export { fileLockSlot, remoteLockSlot, LOCK_NAME, type LockSlot } from './lock/lock-slot.ts';
+export { storageGate, type StorageGate } from './storage-gate.ts';

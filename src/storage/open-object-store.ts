@@ -29,6 +29,8 @@ export interface OpenedStore {
 
 /** How often a remote store is probed, so /health is right even when nothing is written. */
 const PROBE_EVERY_MS = 30_000;
+/** How often while it fails, so the server recovers by itself soon after the store comes back. */
+const REPROBE_FAILING_MS = 2_000;
 
 /** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
 export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
@@ -40,10 +42,15 @@ export async function openObjectStore(storage: Config['storage'], opts: { inUse?
   const cache = await new ReadCache({ dir: storage.cache_path, maxBytes: storage.cache_size, inUse: opts.inUse }).open();
   const prefix = storage.backend === 's3' ? storage.s3_prefix : storage.azure_prefix;
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
-  const timer = setInterval(() => void store.probe(), PROBE_EVERY_MS);
-  timer.unref?.();
+  let timer: ReturnType<typeof setTimeout>;
+  const schedule = (delayMs: number) => {
+    timer = setTimeout(() => void store.probe().finally(() => schedule(store.health.state === 'healthy' ? PROBE_EVERY_MS : REPROBE_FAILING_MS)), delayMs);
+    timer.unref?.();
+  };
+  // The first one soon: the start-up probe's outcome is not known yet when this is armed.
+  schedule(REPROBE_FAILING_MS);
   const lockSlot = remoteLockSlot(remote, store.keyPrefix);
-  return { store, health: store.health, readRoot: resolve(storage.cache_path), lockSlot, probe: () => store.probe(), close: () => clearInterval(timer) };
+  return { store, health: store.health, readRoot: resolve(storage.cache_path), lockSlot, probe: () => store.probe(), close: () => clearTimeout(timer) };
 }
 
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */
