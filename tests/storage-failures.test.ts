@@ -201,7 +201,7 @@ describe('storage that fails from the start, or for long', () => {
       }
       expect(refused?.status).toBe(503);
       expect(refused?.headers.get('retry-after')).toBe('5');
-      expect((await refused!.json()).error).toMatch(/flushes are failing .* the most kept in memory \(ingest.max_buffer_size x ingest.shard_count = 20\)/);
+      expect(((await refused!.json()) as { error: string }).error).toMatch(/flushes are failing .* the most kept in memory \(ingest.max_buffer_size x ingest.shard_count = 20\)/);
       expect(accepted).toBeGreaterThanOrEqual(20);
       expect(accepted).toBeLessThan(30);
       const st = await stats(s);
