@@ -108,7 +108,7 @@ describe('refused credentials and missing buckets', () => {
       const refused = await write(lenient, 2, 0);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect((await refused.json()).error).toMatch(/^cannot accept write: storage s3:\/\/fail\/creds\/? cannot store data: cannot .*InvalidAccessKeyId/);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/^cannot accept write: storage s3:\/\/fail\/creds\/? cannot store data: cannot .*InvalidAccessKeyId/);
       expect((await stats(lenient)).buffered_records).toBe(0);
       expect(lenient.output()).toMatch(/storage is not usable/);
     } finally {
@@ -163,7 +163,7 @@ describe('storage that fails from the start, or for long', () => {
       const refused = await write(s, 3, 0);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect((await refused.json()).error).toMatch(/ContainerNotFound/);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/ContainerNotFound/);
       expect(s.output()).toMatch(/storage is not usable; writes are refused/);
 
       await azurite.createContainer('later');
