@@ -30,7 +30,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
@@ -136,6 +136,7 @@ export async function startServices(config: Config, env: Record<string, string |
     flushAll: () => buffers.flushAll(),
     dbPath: config.auth.db_path,
     configPath: opts.configPath ?? null,
+    effectiveConfig: renderEffectiveConfig(config, opts.configPath ? `${opts.configPath} and the environment` : 'environment variables and defaults'),
     secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
     // The in-process memory service's token exists only in this process's database; a restore keeps it.
     keep: [{ table: 'tokens', where: "name = 'memory-service'" }],

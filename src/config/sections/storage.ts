@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, duration, oneOf, size, str } from '../fields.ts';
+import { bool, duration, oneOf, secret, size, str } from '../fields.ts';
 
 /** [storage]: where Parquet files live. */
 export const storageSection = z.object({
@@ -21,13 +21,13 @@ export const storageSection = z.object({
   s3_endpoint: str('', 'S3 endpoint URL for S3-compatible stores'),
   s3_path_style: bool(false, 'Use path-style S3 addressing'),
   s3_access_key: str('', 'S3 access key (empty: the SDK default credential chain)'),
-  s3_secret_key: str('', 'S3 secret key'),
+  s3_secret_key: secret('', 'S3 secret key'),
   s3_prefix: str('', 'Key prefix inside the bucket, so several servers can share one'),
   azure_container: str('', 'Azure blob container'),
-  azure_connection_string: str('', 'Azure connection string'),
+  azure_connection_string: secret('', 'Azure connection string'),
   azure_account: str('', 'Azure storage account name'),
-  azure_key: str('', 'Azure storage account key'),
+  azure_key: secret('', 'Azure storage account key'),
   azure_endpoint: str('', 'Azure blob endpoint URL'),
-  azure_sas_token: str('', 'Azure SAS token'),
+  azure_sas_token: secret('', 'Azure SAS token'),
   azure_prefix: str('', 'Blob name prefix inside the container, so several servers can share one'),
 });
