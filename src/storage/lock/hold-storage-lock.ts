@@ -37,7 +37,7 @@ export async function holdStorageLock(slot: LockSlot, opts: StorageLockOptions &
   await attempt();
   if (problem) opts.logger.error('storage lock not taken yet; retrying while the store fails', { lock: slot.location, error: problem });
   return {
-    problem: () => problem,
+    problem: () => ((lock as StorageLock | null)?.isLost ? `the storage lock ${slot.location} was taken over by another server` : problem),
     async release() {
       stopped = true;
       if (timer) clearTimeout(timer);

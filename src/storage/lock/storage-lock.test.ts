@@ -44,7 +44,9 @@ test('a lock past its expiry is taken over with a warning; the old holder learns
   const taker = await StorageLock.acquire(t.slot, t.opts);
   const takerOwner = t.record().owner;
   expect(t.logs).toEqual(['warn taking over a stale storage lock']);
+  expect(old.isLost).toBe(false);
   await old.heartbeat();
+  expect(old.isLost).toBe(true);
   expect(t.logs[1]).toBe('error the storage lock was taken by another server; this server must stop writing');
   await old.release();
   expect(t.record().owner).toBe(takerOwner);

@@ -109,6 +109,11 @@ export class StorageLock {
     return lock;
   }
 
+  /** True once another server took the lock over (this one's heartbeat went stale). */
+  get isLost(): boolean {
+    return this.lost;
+  }
+
   /** Renews the heartbeat; a failed renewal is retried at the next tick, a lost lock is reported once. */
   async heartbeat(): Promise<void> {
     if (this.lost) return;
