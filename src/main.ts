@@ -85,7 +85,7 @@ export async function startServices(config: Config, env: Record<string, string |
   // Write path: storage, manifest check, buffers + flush workers (own DuckDB instance), write service.
   // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
   let leases: FileReaper | null = null;
-  const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
+  const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false, logger });
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   // One server per storage: the lock is held before any data file is read, written or deleted.

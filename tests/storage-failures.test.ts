@@ -168,6 +168,7 @@ describe('storage that fails from the start, or for long', () => {
 
       await azurite.createContainer('later');
       await waitFor(async () => (await s.fetch('/ready')).status === 200, 20_000, '/ready 200 once the container exists');
+      expect(s.output()).toMatch(/storage works again; writes are accepted backend=azure/);
       expect((await write(s, 3, 0)).status).toBe(204);
       expect((await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
       expect((await json(s, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n FROM out.m' })).body.data).toEqual([[3]]);

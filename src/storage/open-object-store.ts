@@ -33,7 +33,10 @@ const PROBE_EVERY_MS = 30_000;
 const REPROBE_FAILING_MS = 2_000;
 
 /** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
-export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
+export async function openObjectStore(
+  storage: Config['storage'],
+  opts: { inUse?: (key: string) => boolean; logger?: { info(msg: string, fields?: Record<string, unknown>): void } } = {},
+): Promise<OpenedStore> {
   if (storage.backend === 'local') {
     const store = await new LocalObjectStore(storage.local_path, { dropPageCache: storage.drop_page_cache }).open();
     return { store, health: new StorageHealth('local'), readRoot: store.root, lockSlot: fileLockSlot(store.root), probe: async () => {}, close: () => {} };
@@ -44,7 +47,14 @@ export async function openObjectStore(storage: Config['storage'], opts: { inUse?
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
   let timer: ReturnType<typeof setTimeout>;
   const schedule = (delayMs: number) => {
-    timer = setTimeout(() => void store.probe().finally(() => schedule(store.health.state === 'healthy' ? PROBE_EVERY_MS : REPROBE_FAILING_MS)), delayMs);
+    timer = setTimeout(() => {
+      const before = store.health.state;
+      void store.probe().finally(() => {
+        const now = store.health.view();
+        if (before !== 'healthy' && now.state === 'healthy') opts.logger?.info('storage works again; writes are accepted', { backend: now.backend, location: now.location });
+        schedule(now.state === 'healthy' ? PROBE_EVERY_MS : REPROBE_FAILING_MS);
+      });
+    }, delayMs);
     timer.unref?.();
   };
   // The first one soon: the start-up probe's outcome is not known yet when this is armed.
