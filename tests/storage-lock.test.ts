@@ -6,6 +6,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AzureBackend } from '../src/storage/azure/azure-backend.ts';
 import { startServer } from './helpers/server.ts';
 import { startBackends } from './helpers/storage-backends.ts';
 
@@ -81,4 +82,15 @@ describe('one server per storage', () => {
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/in use by another server: other-host:7:beef \(host other-host, pid 7/);
   }, 60_000);
+
+  test('azure honours the lock\'s write conditions: create only when absent, replace only at the ETag read', async () => {
+    const azure = new AzureBackend({ container: 'locks', connectionString: backends.azurite.connectionString, maxTries: 2 });
+    const bytes = new TextEncoder().encode('{}');
+    const created = await azure.putIf('cond/.svc.lock', bytes, { absent: true });
+    expect(created?.etag).toBeTruthy();
+    expect(await azure.putIf('cond/.svc.lock', bytes, { absent: true })).toBeNull();
+    const replaced = await azure.putIf('cond/.svc.lock', bytes, { etag: created!.etag });
+    expect(replaced?.etag).toBeTruthy();
+    expect(await azure.putIf('cond/.svc.lock', bytes, { etag: created!.etag })).toBeNull();
+  });
 });

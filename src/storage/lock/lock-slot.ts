@@ -5,6 +5,7 @@
  */
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AppError } from '../../lib/errors.ts';
 import type { RemoteBackend } from '../cache/remote-backend.ts';
 
 /** The lock's name in the data folder or under the prefix; not a `.parquet`, so no data listing takes it. */
@@ -75,8 +76,15 @@ export function remoteLockSlot(remote: RemoteBackend, prefix: string): LockSlot 
     const head = await remote.head(key);
     if (!head) return null;
     // The ETag seen before the body: a record replaced in between fails the conditional write, as it should.
-    const text = new TextDecoder().decode(await remote.get(key).catch(() => new Uint8Array()));
-    return { text, version: head.etag };
+    let body: Uint8Array;
+    try {
+      body = await remote.get(key);
+    } catch (err) {
+      // Removed since the HEAD: no record. Any other failure is thrown, never read as an unreadable (stale) record.
+      if (err instanceof AppError && err.kind === 'not_found') return null;
+      throw err;
+    }
+    return { text: new TextDecoder().decode(body), version: head.etag };
   };
   const bytes = (text: string) => new TextEncoder().encode(text);
   return {
