@@ -74,15 +74,7 @@ export async function startServices(config: Config, env: Record<string, string |
   // GC counter, once-per-second gauges (owners add theirs with observed.sampler.add) and metrics history.
   const observed = startMetricsRuntime(metrics, config.metrics, logger);
 
-  const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
-  const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
-  if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
-
-  await selfCheck();
-  // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
-  const resultsInPlace = nativeResultsEnabled();
-
-  // Write path: storage, manifest check, buffers + flush workers (own DuckDB instance), write service.
+  // Storage first, and its one-server lock before the catalog or any data file is touched.
   // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
   let leases: FileReaper | null = null;
   const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false, logger });
@@ -93,6 +85,16 @@ export async function startServices(config: Config, env: Record<string, string |
   // A store that refuses (missing bucket, refused credentials) or a lock not held: /ready says why, writes get 503.
   const gate = storageGate(opened.health, storageLock);
   readiness.addCheck('storage access', () => gate.readyProblem());
+
+  const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
+  const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
+  if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
+
+  await selfCheck();
+  // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
+  const resultsInPlace = nativeResultsEnabled();
+
+  // Write path: manifest check, buffers + flush workers (own DuckDB instance), write service.
   const manifest = new FileManifestStore(catalog);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
