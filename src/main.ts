@@ -36,7 +36,7 @@ import {
   type ParsedArgs,
 } from './cli/index.ts';
 import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
-import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
 import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
@@ -69,7 +69,7 @@ import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
 import { ManifestTableSource, QueryService } from './query/index.ts';
-import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
+import { CLUSTER_SHARED_STORAGE, FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
 /**
@@ -119,6 +119,23 @@ async function composeServices(
   const observed = startMetricsRuntime(metrics, config.metrics, logger);
   services.add('metrics runtime', () => observed.stop());
 
+  // Storage first, and its one-server lock before the catalog or any data file is touched.
+  // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
+  let leases: FileReaper | null = null;
+  const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false, logger });
+  services.add('object store', () => opened.close());
+  const store = meteredStore(opened.store, metrics);
+  await watchStorage(opened, config, readiness, logger);
+  // One server per storage: the lock is held before any data file is read, written or deleted. Cluster
+  // nodes share their bucket by design; etcd's elections and manifest transactions keep them apart.
+  const storageLock = config.cluster.enabled
+    ? CLUSTER_SHARED_STORAGE
+    : await holdStorageLock(opened.lockSlot, { expiryMs: config.storage.lock_expiry, retryMs: 2_000, logger });
+  services.add('storage lock', () => storageLock.release());
+  // A store that refuses (missing bucket, refused credentials) or a lock not held: /ready says why, writes get 503.
+  const gate = storageGate(opened.health, storageLock);
+  readiness.addCheck('storage access', () => gate.readyProblem());
+
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
   services.add('catalog', () => catalog.close());
   const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
@@ -129,13 +146,7 @@ async function composeServices(
   // Sets up in-place result reading now (a few ms of compiling) rather than in the first query.
   const resultsInPlace = nativeResultsEnabled();
 
-  // Write path: storage, manifest check, buffers + flush workers (own DuckDB instance), write service.
-  // A remote store's read cache never evicts a file a running query holds (the reaper's leases).
-  let leases: FileReaper | null = null;
-  const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false });
-  services.add('object store', () => opened.close());
-  const store = meteredStore(opened.store, metrics);
-  await watchStorage(opened, config, readiness, logger);
+  // Write path: manifest check, buffers + flush workers (own DuckDB instance), write service.
   const manifest = new FileManifestStore(catalog);
   // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
   // goes through it, before anything (WAL replay, recovery) can register a file.
@@ -191,6 +202,7 @@ async function composeServices(
       flushQueueSize: i.flush_queue_size,
       compression: i.compression,
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),
+      maxHeldRecords: i.max_buffer_size * i.shard_count,
     },
   );
   // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
@@ -209,6 +221,7 @@ async function composeServices(
     flushAll: () => buffers.flushAll(),
     dbPath: config.auth.db_path,
     configPath: opts.configPath ?? null,
+    effectiveConfig: renderEffectiveConfig(config, opts.configPath ? `${opts.configPath} and the environment` : 'environment variables and defaults'),
     secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
     // The in-process memory service's token exists only in this process's database; a restore keeps it.
     keep: [{ table: 'tokens', where: "name = 'memory-service'" }],
@@ -217,7 +230,7 @@ async function composeServices(
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
   databasesChanged = () => databases.reload();
-  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
+  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null, storageProblem: () => gate.writeProblem() });
   // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
   const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
   const writeDeps = { writes, buffers, metrics, body };
@@ -341,7 +354,14 @@ async function composeServices(
       const work = services.stopAll();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });
-      else logger.info('svc stopped');
+      const unflushed = buffers.bufferedRecords();
+      if (unflushed > 0)
+        logger.error(`could not flush ${unflushed} rows before stopping`, {
+          rows: unflushed,
+          last_error: buffers.stats().last_error,
+          wal: wal.enabled ? 'the WAL keeps them; they are replayed at the next start' : 'the WAL is off: they are lost',
+        });
+      if (!timedOut) logger.info('svc stopped');
     })());
 
   return { config, ports: { timeseries: tsServer.port ?? config.server.port, memory: memoryPort }, stop };
@@ -355,7 +375,7 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   if (config.server.storage_credentials_fail_ready) readiness.addCheck('storage', () => opened.health.credentialProblem());
   await opened.probe();
   const h = opened.health.view();
-  if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+  if (h.state !== 'healthy') logger.error(h.state === 'failing' ? 'storage is not usable; writes are refused (503) until it works again' : 'storage does not answer; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
 }
 
 /** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */

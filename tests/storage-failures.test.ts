@@ -97,21 +97,20 @@ describe('an object store outage', () => {
 });
 
 describe('refused credentials and missing buckets', () => {
-  test('s3, unknown key: the server runs, /health says expired, /ready fails only when configured to', async () => {
+  test('s3, unknown key: the server runs, /health says expired, writes get 503 (never a 2xx that cannot be stored), /ready fails only when configured to', async () => {
     // s3rver checks the access key id (not the secret): an unknown id is refused as S3 would.
     const env = { ...s3.env('fail', 'creds'), SVC_STORAGE_S3_ACCESS_KEY: 'nobody', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
-    // Its rows can never be written: shutdown gives up on them quickly instead of the default 30 s.
-    Object.assign(env, { SVC_SERVER_SHUTDOWN_TIMEOUT: '2s' });
     const lenient = await startServer({ env });
     try {
       expect(await hot(lenient)).toMatchObject({ backend: 's3', credentials: 'expired', state: 'failing' });
       expect((await hot(lenient)).error).toMatch(/^cannot \S+ .*s3:\/\/fail: InvalidAccessKeyId/);
       expect((await lenient.fetch('/ready')).status).toBe(200);
-      expect((await write(lenient, 2, 0)).status).toBe(204);
-      void lenient.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' }).catch(() => undefined);
-      await waitFor(async () => (await stats(lenient)).flush_failures > 0, 20_000, 'a failed flush');
-      expect((await stats(lenient)).last_error).toMatch(/^cannot write creds\/out\/m\/\S+\.parquet to s3:\/\/fail: InvalidAccessKeyId/);
-      expect(lenient.output()).toMatch(/cannot flush buffer; rows kept, will retry/);
+      const refused = await write(lenient, 2, 0);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(((await refused.json()) as { error: string }).error).toMatch(/^cannot accept write: storage s3:\/\/fail\/creds\/? cannot store data: cannot .*InvalidAccessKeyId/);
+      expect((await stats(lenient)).buffered_records).toBe(0);
+      expect(lenient.output()).toMatch(/storage is not usable/);
     } finally {
       await lenient.cleanup();
     }
@@ -152,4 +151,71 @@ describe('refused credentials and missing buckets', () => {
     await expect(noContainer.upload('k/c.bin', new Uint8Array(1))).rejects.toThrow(/ContainerNotFound/);
     expect(await noContainer.head('k/c.bin').catch((e: Error) => e.message)).toMatch(/ContainerNotFound/);
   });
+});
+
+describe('storage that fails from the start, or for long', () => {
+  test('azure, missing container: /ready 503 and writes 503 with the reason; creating it later makes the server ready and writable by itself', async () => {
+    const env = { ...azurite.env('later', 'late'), SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
+    const s = await startServer({ env, waitReady: false });
+    try {
+      await waitFor(async () => (await s.fetch('/ready')).status === 503 && /ContainerNotFound/.test((await json(s, 'GET', '/ready')).body.reason ?? ''), 20_000, '/ready 503');
+      expect((await json(s, 'GET', '/ready')).body.reason).toMatch(/storage azure:\/\/devstoreaccount1\/later\/late\/? is failing: cannot \S+ .*ContainerNotFound/);
+      const refused = await write(s, 3, 0);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(((await refused.json()) as { error: string }).error).toMatch(/ContainerNotFound/);
+      expect(s.output()).toMatch(/storage is not usable; writes are refused/);
+
+      await azurite.createContainer('later');
+      await waitFor(async () => (await s.fetch('/ready')).status === 200, 20_000, '/ready 200 once the container exists');
+      expect(s.output()).toMatch(/storage works again; writes are accepted backend=azure/);
+      expect((await write(s, 3, 0)).status).toBe(204);
+      expect((await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
+      expect((await json(s, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n FROM out.m' })).body.data).toEqual([[3]]);
+    } finally {
+      await s.cleanup();
+    }
+  }, 90_000);
+
+  test('s3 outage: held rows are bounded (503 past max_buffer_size x shard_count); SIGTERM exits in time and says how many rows the WAL keeps', async () => {
+    const outage = await startS3rver(['bounded']);
+    const env = {
+      ...outage.env('bounded', 'b'),
+      SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
+      SVC_INGEST_MAX_BUFFER_SIZE: '10',
+      SVC_INGEST_SHARD_COUNT: '2',
+      SVC_WAL_ENABLED: 'true',
+      SVC_SERVER_SHUTDOWN_TIMEOUT: '3s',
+    };
+    const s = await startServer({ env });
+    try {
+      await outage.stop();
+      expect((await write(s, 5, 0)).status).toBe(204);
+      void s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' }).catch(() => undefined);
+      await waitFor(async () => (await stats(s)).failing === true, 30_000, 'a failed flush');
+      let accepted = 5;
+      let refused: Response | null = null;
+      for (let i = 1; i <= 10 && !refused; i++) {
+        const r = await write(s, 5, i * 10);
+        if (r.status === 204) accepted += 5;
+        else refused = r;
+      }
+      expect(refused?.status).toBe(503);
+      expect(refused?.headers.get('retry-after')).toBe('5');
+      expect(((await refused!.json()) as { error: string }).error).toMatch(/flushes are failing .* the most kept in memory \(ingest.max_buffer_size x ingest.shard_count = 20\)/);
+      expect(accepted).toBeGreaterThanOrEqual(20);
+      expect(accepted).toBeLessThan(30);
+      const st = await stats(s);
+      expect(st.buffered_records + st.in_flight_records).toBe(accepted);
+
+      const started = performance.now();
+      expect(await s.stop()).toBe(0);
+      // The 3 s budget plus process start-up slack; a hang would take the test's own timeout.
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(s.output()).toMatch(new RegExp(`could not flush ${accepted} rows before stopping.*the WAL keeps them`));
+    } finally {
+      await s.cleanup();
+      await outage.close();
+    }
+  }, 90_000);
 });

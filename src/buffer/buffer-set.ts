@@ -7,7 +7,7 @@
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
 import type { DuckDBInstance } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import { messageOf } from '../lib/errors.ts';
+import { messageOf, unavailable } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
@@ -25,6 +25,8 @@ export interface BufferOptions {
   flushQueueSize: number;
   compression: ParquetCompression;
   admissionTimeoutMs: number;
+  /** While flushes fail, rows held (buffered + in flight) past this refuse new writes with 503 (ingest.max_buffer_size x shard_count). */
+  maxHeldRecords?: number;
   /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
   workerThreads?: boolean;
 }
@@ -91,8 +93,14 @@ export class BufferSet {
     return new BufferSet(deps, opts, writers);
   }
 
-  /** Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full. */
-  waitForRoom(): Promise<void> {
+  /**
+   * Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full,
+   * or at once while flushes fail and the rows held have reached `maxHeldRecords` (memory stays bounded).
+   */
+  async waitForRoom(): Promise<void> {
+    const cap = this.opts.maxHeldRecords;
+    if (cap && this.counters.failing && this.bufferedRecords() >= cap)
+      throw unavailable(`cannot accept write: flushes are failing (${this.counters.lastError ?? 'storage error'}) and ${this.bufferedRecords()} rows are waiting, the most kept in memory (ingest.max_buffer_size x ingest.shard_count = ${cap}); retry later`, 5);
     return this.queue.waitForRoom(this.opts.admissionTimeoutMs);
   }
 

@@ -5,7 +5,7 @@
  */
 import type { DatabaseStore } from '../catalog/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
-import { invalid } from '../lib/errors.ts';
+import { invalid, unavailable } from '../lib/errors.ts';
 import { assertDatabaseName, columnNameProblem, measurementNameProblem } from '../lib/names.ts';
 import type { SvcMetrics } from '../observability/index.ts';
 import type { BufferSet } from './buffer-set.ts';
@@ -18,7 +18,14 @@ export interface WalAppender {
 /** Accepts parsed rows for a database; see the file comment for the order of steps. */
 export class WriteService {
   constructor(
-    private readonly deps: { buffers: BufferSet; databases: DatabaseStore; metrics: SvcMetrics; wal?: WalAppender | null },
+    private readonly deps: {
+      buffers: BufferSet;
+      databases: DatabaseStore;
+      metrics: SvcMetrics;
+      wal?: WalAppender | null;
+      /** Why storage cannot take writes now (refused, missing bucket, no lock); a reason refuses with 503. */
+      storageProblem?: () => string | null;
+    },
   ) {}
 
   /** Throws AppError invalid when a measurement or column name is unsafe; returns the row count. */
@@ -48,6 +55,8 @@ export class WriteService {
     assertDatabaseName(database);
     const rows = this.validate(batches);
     if (rows === 0) return 0;
+    const problem = this.deps.storageProblem?.();
+    if (problem) throw unavailable(`cannot accept write: ${problem}; retry later`, 5);
     this.deps.databases.ensure(database);
     await this.deps.buffers.waitForRoom();
     const wal = this.deps.wal;

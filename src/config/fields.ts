@@ -21,6 +21,10 @@ function withMeta<T extends z.ZodType>(schema: T, meta: FieldMeta): T {
 export const str = (def: string, description: string) =>
   withMeta(z.string().prefault(def), { kind: 'string', default: def, description });
 
+/** A secret string (keys, tokens, connection strings): never written into a backup's effective config. */
+export const secret = (def: string, description: string) =>
+  withMeta(z.string().prefault(def), { kind: 'string', default: def, description, secret: true });
+
 /** A boolean; env accepts true/false/1/0/yes/no/on/off. */
 export const bool = (def: boolean, description: string) =>
   withMeta(z.boolean().prefault(def), { kind: 'bool', default: def, description });

@@ -12,6 +12,7 @@ import { RemoteObjectStore } from './cache/remote-object-store.ts';
 import { StorageHealth } from './cache/storage-health.ts';
 import { LocalObjectStore } from './local/local-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
+import { fileLockSlot, remoteLockSlot, type LockSlot } from './lock/lock-slot.ts';
 
 /** The opened store and what the rest of the process needs to know about it. */
 export interface OpenedStore {
@@ -21,26 +22,46 @@ export interface OpenedStore {
   readRoot: string;
   /** Checks credentials and reachability now (remote stores); the result lands in `health`. Never throws. */
   probe(): Promise<void>;
+  /** Where this storage's one-server lock lives. */
+  lockSlot: LockSlot;
   /** Stops the periodic probe. */
   close(): void;
 }
 
 /** How often a remote store is probed, so /health is right even when nothing is written. */
 const PROBE_EVERY_MS = 30_000;
+/** How often while it fails, so the server recovers by itself soon after the store comes back. */
+const REPROBE_FAILING_MS = 2_000;
 
 /** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
-export async function openObjectStore(storage: Config['storage'], opts: { inUse?: (key: string) => boolean } = {}): Promise<OpenedStore> {
+export async function openObjectStore(
+  storage: Config['storage'],
+  opts: { inUse?: (key: string) => boolean; logger?: { info(msg: string, fields?: Record<string, unknown>): void } } = {},
+): Promise<OpenedStore> {
   if (storage.backend === 'local') {
     const store = await new LocalObjectStore(storage.local_path, { dropPageCache: storage.drop_page_cache }).open();
-    return { store, health: new StorageHealth('local'), readRoot: store.root, probe: async () => {}, close: () => {} };
+    return { store, health: new StorageHealth('local'), readRoot: store.root, lockSlot: fileLockSlot(store.root), probe: async () => {}, close: () => {} };
   }
   const remote = await remoteBackend(storage);
   const cache = await new ReadCache({ dir: storage.cache_path, maxBytes: storage.cache_size, inUse: opts.inUse }).open();
   const prefix = storage.backend === 's3' ? storage.s3_prefix : storage.azure_prefix;
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
-  const timer = setInterval(() => void store.probe(), PROBE_EVERY_MS);
-  timer.unref?.();
-  return { store, health: store.health, readRoot: resolve(storage.cache_path), probe: () => store.probe(), close: () => clearInterval(timer) };
+  let timer: ReturnType<typeof setTimeout>;
+  const schedule = (delayMs: number) => {
+    timer = setTimeout(() => {
+      const before = store.health.state;
+      void store.probe().finally(() => {
+        const now = store.health.view();
+        if (before !== 'healthy' && now.state === 'healthy') opts.logger?.info('storage works again; writes are accepted', { backend: now.backend, location: now.location });
+        schedule(now.state === 'healthy' ? PROBE_EVERY_MS : REPROBE_FAILING_MS);
+      });
+    }, delayMs);
+    timer.unref?.();
+  };
+  // The first one soon: the start-up probe's outcome is not known yet when this is armed.
+  schedule(REPROBE_FAILING_MS);
+  const lockSlot = remoteLockSlot(remote, store.keyPrefix);
+  return { store, health: store.health, readRoot: resolve(storage.cache_path), lockSlot, probe: () => store.probe(), close: () => clearTimeout(timer) };
 }
 
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */

@@ -44,6 +44,8 @@ export interface BackupManifest {
   databases: DatabaseSummary[];
   metadata: { file: string; bytes: number; secret_key: boolean } | null;
   config: { file: string; source: string; bytes: number } | null;
+  /** The configuration the server ran with (file, environment, defaults), secrets left out; absent in older backups. */
+  effective_config?: { file: string; bytes: number; secrets_omitted: string[] } | null;
   files: BackupFile[];
 }
 

@@ -74,10 +74,12 @@ export async function restoreBackup(t: RestoreTargets, id: string, opts: Restore
     }
     t.onMetadataRestored();
   }
-  if (opts.restoreConfig && backup.config) {
+  // The TOML file the backed-up server used; without one, its effective configuration (secrets left out).
+  const configFile = backup.config?.file ?? backup.effective_config?.file;
+  if (opts.restoreConfig && configFile) {
     const target = t.configPath ?? join(process.cwd(), 'svc.toml');
     if (await stat(target).catch(() => null)) await copyFile(target, target + '.before-restore');
-    await copyFile(join(paths.dir, backup.config.file), target);
+    await copyFile(join(paths.dir, configFile), target);
   }
   if (opts.restoreData) await restoreData(t, backup, paths.data, progress, signal);
 }

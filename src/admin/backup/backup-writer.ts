@@ -7,6 +7,7 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { CatalogDb, FileManifestStore } from '../../catalog/index.ts';
+import type { EffectiveConfig } from '../../config/index.ts';
 import { VERSION } from '../../lib/version.ts';
 import type { FileReaper, ObjectStore } from '../../storage/index.ts';
 import { backupPaths } from './backup-layout.ts';
@@ -27,7 +28,12 @@ export interface BackupSources {
   configPath: string | null;
   /** The MQTT secret key file, if one is used. */
   secretKeyPath: string | null;
+  /** The effective configuration (secrets left out), written next to the TOML file as config/svc.effective.toml. */
+  effectiveConfig: EffectiveConfig;
 }
+
+/** The effective configuration's name inside a backup's config/ folder. */
+export const EFFECTIVE_CONFIG_FILE = 'config/svc.effective.toml';
 
 /** Writes backup `id` under `src.root`, updating `progress`; removes the partial folder on failure. */
 export async function writeBackup(src: BackupSources, id: string, progress: ProgressRecord, signal: AbortSignal): Promise<BackupManifest> {
@@ -63,9 +69,12 @@ export async function writeBackup(src: BackupSources, id: string, progress: Prog
       await copyFile(src.secretKeyPath, paths.secretKey);
       secretKey = true;
     }
+    // Always written: a server run from environment variables alone has no TOML file to copy.
+    await mkdir(paths.config, { recursive: true });
+    const effectiveBytes = await Bun.write(join(paths.dir, EFFECTIVE_CONFIG_FILE), src.effectiveConfig.text);
+    const effective_config = { file: EFFECTIVE_CONFIG_FILE, bytes: effectiveBytes, secrets_omitted: src.effectiveConfig.secretsOmitted };
     let config: BackupManifest['config'] = null;
     if (src.configPath && (await stat(src.configPath).catch(() => null))) {
-      await mkdir(paths.config, { recursive: true });
       const file = join(paths.config, basename(src.configPath));
       await copyFile(src.configPath, file);
       config = { file: `config/${basename(src.configPath)}`, source: src.configPath, bytes: (await stat(file)).size };
@@ -82,6 +91,7 @@ export async function writeBackup(src: BackupSources, id: string, progress: Prog
       databases: summarize(kept),
       metadata: { file: 'metadata/svc.db', bytes: (await stat(paths.metadataDb)).size, secret_key: secretKey },
       config,
+      effective_config,
       files: kept,
     };
     await Bun.write(paths.manifest + '.tmp', JSON.stringify(manifest, null, 2));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, int, oneOf, size, str } from '../fields.ts';
+import { bool, int, oneOf, secret, size, str } from '../fields.ts';
 
 /** [delete]: row deletes and database drops. */
 export const deleteSection = z.object({
@@ -63,7 +63,7 @@ export const backupSection = z.object({
 /** [mqtt]: MQTT subscriptions. */
 export const mqttSection = z.object({
   enabled: bool(true, 'Run MQTT subscriptions'),
-  encryption_key: str('', 'Base64 32-byte key for secrets at rest (empty: a generated key file next to the metadata database)'),
+  encryption_key: secret('', 'Base64 32-byte key for secrets at rest (empty: a generated key file next to the metadata database)'),
 });
 
 /** [metrics]: metrics history. */
@@ -88,8 +88,8 @@ export const memorySection = z.object({
   dedup_window: str('24h', 'Window in which a repeated dedup_key is rejected'),
   db_path: str('./data/memory.db', 'SQLite file for agents, sessions and API keys'),
   svc_url: str('', 'URL of a remote time-series service (empty: the one in this process)'),
-  svc_token: str('', 'Token for the remote time-series service'),
-  bootstrap_key: str('', 'Fixed first admin API key (svcm_..., at least 32 characters) instead of a printed random one'),
+  svc_token: secret('', 'Token for the remote time-series service'),
+  bootstrap_key: secret('', 'Fixed first admin API key (svcm_..., at least 32 characters) instead of a printed random one'),
   search_candidates: int(10_000, 'Most memories (newest first) ranked by a search with a query text', 1, 1_000_000),
   context_max_memories: int(1000, 'Most memories (newest first) considered for one session context', 1, 100_000),
 });

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { BlobServiceClient, StorageSharedKeyCredential, type ContainerClient, type StoragePipelineOptions } from '@azure/storage-blob';
 import { invalid, notFound } from '../../lib/errors.ts';
-import type { RemoteBackend, RemoteObject } from '../cache/remote-backend.ts';
+import type { PutCondition, RemoteBackend, RemoteObject } from '../cache/remote-backend.ts';
 import { azureError, isMissingBlob } from './azure-errors.ts';
 
 /** How to reach one container: a connection string, or account + key, or a SAS token (with account or endpoint). */
@@ -116,6 +116,19 @@ export class AzureBackend implements RemoteBackend {
       await this.container.getProperties();
     } catch (err) {
       throw azureError('open container', this.location, err, this.anonymous);
+    }
+  }
+
+  async putIf(key: string, bytes: Uint8Array, condition: PutCondition): Promise<RemoteObject | null> {
+    const conditions = 'absent' in condition ? { ifNoneMatch: '*' } : { ifMatch: condition.etag };
+    try {
+      const out = await this.container.getBlockBlobClient(key).upload(bytes, bytes.byteLength, { conditions });
+      return { key, bytes: bytes.byteLength, modifiedMs: out.lastModified?.getTime() ?? Date.now(), etag: out.etag ?? '' };
+    } catch (err) {
+      // 409 BlobAlreadyExists (If-None-Match), 412 ConditionNotMet (If-Match).
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 412 || status === 409) return null;
+      throw azureError(`write ${key} to`, this.location, err, this.anonymous);
     }
   }
 

@@ -35,7 +35,15 @@ export interface RemoteBackend {
   delete(key: string): Promise<boolean>;
   /** One cheap authenticated call (bucket or container properties); throws the translated failure. */
   probe(): Promise<void>;
+  /**
+   * A small object written only when the condition holds: `absent` (If-None-Match: *) or `etag` (If-Match).
+   * Null when the store refused it for the condition. A store that ignores conditions (s3rver) writes anyway.
+   */
+  putIf(key: string, bytes: Uint8Array, condition: PutCondition): Promise<RemoteObject | null>;
 }
+
+/** The condition of a conditional put. */
+export type PutCondition = { absent: true } | { etag: string };
 
 /** What a failure says about credentials: refused or expired, not found at all, or nothing. */
 export type CredentialProblem = 'expired' | 'missing' | null;

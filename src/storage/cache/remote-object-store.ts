@@ -42,6 +42,11 @@ export class RemoteObjectStore implements ObjectStore {
     this.health = new StorageHealth(remote.backend, remote.location + (this.prefix ? `/${this.prefix}` : ''));
   }
 
+  /** The normalized key prefix (`team-a/`, or empty) every key of this store lives under. */
+  get keyPrefix(): string {
+    return this.prefix;
+  }
+
   async put(key: string, source: PutSource): Promise<ObjectInfo> {
     const full = this.full(key);
     const info = await this.track(this.remote.upload(full, source));

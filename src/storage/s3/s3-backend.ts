@@ -14,12 +14,13 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { notFound } from '../../lib/errors.ts';
-import { storageError, type RemoteBackend, type RemoteObject } from '../cache/remote-backend.ts';
+import { storageError, type PutCondition, type RemoteBackend, type RemoteObject } from '../cache/remote-backend.ts';
 import { isMissingObject, s3Error, s3Status } from './s3-errors.ts';
 
 /** How to reach one bucket. Empty keys mean the SDK's default credential chain (env, profile, instance role). */
@@ -144,6 +145,19 @@ export class S3Backend implements RemoteBackend {
       // HeadBucket has no body: a 404 is the bucket itself missing.
       if (s3Status(err) === 404) throw storageError('open bucket', this.location, { code: 'NoSuchBucket', credentials: null, reachable: true }, new Error('the bucket does not exist'));
       throw s3Error('open bucket', this.location, err);
+    }
+  }
+
+  async putIf(key: string, bytes: Uint8Array, condition: PutCondition): Promise<RemoteObject | null> {
+    const cond = 'absent' in condition ? { IfNoneMatch: '*' } : { IfMatch: condition.etag };
+    try {
+      const out = await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ...cond }));
+      return { key, bytes: bytes.byteLength, modifiedMs: Date.now(), etag: out.ETag ?? '' };
+    } catch (err) {
+      // 412: the condition failed; 409: a concurrent conditional write won the race.
+      const status = s3Status(err);
+      if (status === 412 || status === 409) return null;
+      throw s3Error(`write ${key} to`, this.location, err);
     }
   }
 
