@@ -56,7 +56,7 @@ export function messageOf(err: unknown): string {
 }
 
 /** What part of start-up failed; `svc serve` exits 2 with the message for every kind. */
-export type StartupErrorKind = 'config' | 'storage' | 'wal' | 'recovery' | 'tls' | 'secrets' | 'cluster';
+export type StartupErrorKind = 'config' | 'storage' | 'wal' | 'recovery' | 'tls' | 'secrets' | 'cluster' | 'locked';
 
 /**
  * A problem that keeps the server from starting: a setting or a resource the operator must fix.

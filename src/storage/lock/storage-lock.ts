@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { messageOf } from '../../lib/errors.ts';
+import { messageOf, StartupError } from '../../lib/errors.ts';
 import type { LockSlot } from './lock-slot.ts';
 
 const lockRecord = z.object({
@@ -31,14 +31,13 @@ export interface StorageLockOptions {
   alive?: (pid: number) => boolean;
 }
 
-/** Thrown when another live server holds the storage; main turns "cannot start" into exit code 2. */
-export class StorageLockedError extends Error {
-  readonly kind = 'locked';
+/** Thrown when another live server holds the storage: a start-up error (exit code 2). */
+export class StorageLockedError extends StartupError {
   constructor(
     readonly holder: LockRecord | null,
     location: string,
   ) {
-    super(`cannot start: the storage is in use by another server: ${describe(holder)} holds ${location}; stop it first (a lock whose holder died is taken over once its heartbeat is older than its expiry)`);
+    super('locked', `the storage is in use by another server: ${describe(holder)} holds ${location}; stop it first (a lock whose holder died is taken over once its heartbeat is older than its expiry)`);
   }
 }
 
