@@ -17,7 +17,7 @@ import {
   recoverCompactions,
   secretKeyPath,
 } from './admin/index.ts';
-import { TokenService, TokenStore } from './auth/index.ts';
+import { Authorizer, RbacService, RbacStore, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
@@ -52,6 +52,7 @@ import {
 } from './http/index.ts';
 import { messageOf } from './lib/errors.ts';
 import { Readiness } from './lib/readiness.ts';
+import { UNRESTRICTED } from './lib/table-access.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
@@ -75,7 +76,12 @@ export async function startServices(config: Config, env: Record<string, string |
   const observed = startMetricsRuntime(metrics, config.metrics, logger);
 
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
-  const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
+  const tokenStore = new TokenStore(catalog);
+  const tokens = new TokenService(tokenStore, { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
+  // The one authorizer: every route's access, and that of the owners of continuous queries and retention policies.
+  const rbacStore = new RbacStore(catalog);
+  const authorizer = new Authorizer(rbacStore, tokenStore, config.rbac.enabled);
+  const rbac = new RbacService(rbacStore, tokenStore, authorizer);
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
@@ -133,7 +139,10 @@ export async function startServices(config: Config, env: Record<string, string |
     secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
     // The in-process memory service's token exists only in this process's database; a restore keeps it.
     keep: [{ table: 'tokens', where: "name = 'memory-service'" }],
-    onMetadataRestored: () => void tokens.invalidateCache(),
+    onMetadataRestored: () => {
+      tokens.invalidateCache();
+      authorizer.invalidate();
+    },
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
@@ -151,10 +160,11 @@ export async function startServices(config: Config, env: Record<string, string |
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
     config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
-    write: (database, batches) => writes.write(database, batches),
+    write: (database, batches, access) => writes.write(database, batches, access),
+    ownerAccess: (owner) => (owner === null ? UNRESTRICTED : authorizer.accessForToken(owner)),
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
-  const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
+  const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches, UNRESTRICTED)) });
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
@@ -163,6 +173,8 @@ export async function startServices(config: Config, env: Record<string, string |
     logger,
     metrics,
     tokens,
+    authorizer,
+    rbac,
     readiness,
     storageHealth: () => ({ hot: opened.health.view() }),
     routers: [

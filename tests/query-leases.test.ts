@@ -12,6 +12,7 @@ import { ConnectionPool, DuckDBInstance, createSandboxedInstance } from '../src/
 import { Logger } from '../src/observability/index.ts';
 import { JsonEncoder, ManifestTableSource, QueryService } from '../src/query/index.ts';
 import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
+import { UNRESTRICTED } from '../src/lib/table-access.ts';
 
 test('a file replaced while a query reads it is deleted only after the query ends', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
@@ -31,7 +32,7 @@ test('a file replaced while a query reads it is deleted only after the query end
   const instance = await createSandboxedInstance({ allowedDirectories: [root] });
   const queries = new QueryService(new ConnectionPool(instance, 1), source, { timeoutMs: 60_000, slowQueryMs: 0 });
   // Slow enough to still be running while the file is swapped out below.
-  const running = queries.run({ sql: 'SELECT count(*) AS n FROM db.m, range(20000000) r(i) WHERE i % 7 = 0' }, (cols) => new JsonEncoder(cols));
+  const running = queries.run({ sql: 'SELECT count(*) AS n FROM db.m, range(20000000) r(i) WHERE i % 7 = 0', access: UNRESTRICTED }, (cols) => new JsonEncoder(cols));
   await Bun.sleep(50);
   expect(reaper.inUse(key)).toBe(true);
   manifest.replace([key], []);

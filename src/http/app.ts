@@ -1,15 +1,17 @@
 import { Hono } from 'hono';
-import type { TokenService } from '../auth/index.ts';
+import type { Authorizer, RbacService, TokenService } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
 import { authenticate } from './middleware/auth.ts';
+import { authorize } from './middleware/authorize.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
+import { rbacRoutes } from './routes/rbac-routes.ts';
 import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
 
 /** Everything the HTTP layer needs, built by main.ts. Feature services are added here as they land. */
@@ -18,6 +20,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: SvcMetrics;
   tokens: TokenService;
+  authorizer: Authorizer;
+  rbac: RbacService;
   readiness: Readiness;
   storageHealth: StorageHealth;
   /** Extra routers mounted by features: [base path, router]. */
@@ -31,6 +35,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+  app.use('*', authorize(deps.authorizer));
   // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
   // would buffer a body without Content-Length in memory first.
   const bodyCap = limitBody(deps.config.server.max_payload_size);
@@ -39,6 +44,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));
+  app.route('/api/v1/rbac', rbacRoutes(deps.rbac, deps.authorizer));
   for (const [base, router] of deps.routers ?? []) app.route(base, router);
   return app;
 }

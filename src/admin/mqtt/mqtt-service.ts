@@ -6,6 +6,7 @@
 import { randomId } from '../../lib/crypto.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
+import { accessDenied, assertAllowed, type TableAccess } from '../../lib/table-access.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
 import { checkSettings, readTlsFiles, settingsFromCreate, settingsFromUpdate } from './subscription-settings.ts';
@@ -55,10 +56,11 @@ export class MqttService {
   }
 
   /** Creates a subscription (409 on a taken name) and starts it when auto_start is on. */
-  async create(input: CreateSubscriptionInput): Promise<SubscriptionDetails> {
+  async create(input: CreateSubscriptionInput, access: TableAccess): Promise<SubscriptionDetails> {
     const settings = settingsFromCreate(input);
     this.checkUnique(settings, null);
     checkSettings(settings);
+    checkWritable(settings, access);
     const now = new Date().toISOString();
     const id = `mqtt_${randomId(8)}`;
     const desired = settings.auto_start ? 'running' : 'stopped';
@@ -77,13 +79,14 @@ export class MqttService {
   }
 
   /** Replaces the fields given; 409 unless stopped. `password: null` removes the password. */
-  async update(id: string, input: UpdateSubscriptionInput): Promise<SubscriptionDetails> {
+  async update(id: string, input: UpdateSubscriptionInput, access: TableAccess): Promise<SubscriptionDetails> {
     return this.serialized(id, () => {
       const current = this.record(id);
       this.requireStopped(current, 'update');
       const settings = settingsFromUpdate(current, input);
       this.checkUnique(settings, id);
       checkSettings(settings);
+      checkWritable(settings, access);
       const next: SubscriptionRecord = { ...current, ...settings, updated_at: new Date().toISOString() };
       if (input.password === null || input.password === '') next.password_enc = null;
       else if (input.password !== undefined) next.password_enc = this.seal(input.password, id);
@@ -254,5 +257,17 @@ export class MqttService {
       if (this.locks.get(id) === settled) this.locks.delete(id);
     });
     return next;
+  }
+}
+
+/**
+ * 403 unless `access` may write where the subscription writes: its database (measurements named by
+ * unmapped topics are not known in advance) and every measurement its topic mapping names.
+ */
+function checkWritable(s: SubscriptionSettings, access: TableAccess): void {
+  if (!access.allowsDatabase('write', s.database)) throw accessDenied('write', s.database, '*');
+  for (const target of Object.values(s.topic_mapping)) {
+    const rule = typeof target === 'string' ? { measurement: target } : target;
+    assertAllowed(access, 'write', rule.database ?? s.database, [rule.measurement]);
   }
 }

@@ -67,7 +67,7 @@ export function importRoutes(deps: ImportRouteDeps) {
   const app = new Hono<AppEnv>();
   const importGuards = [requirePermission('write'), declaredLimit(deps.importMaxBytes ?? IMPORT_MAX_BYTES)] as const;
   const run = async (c: Context<AppEnv>, database: string, opts: ImportFormatOptions) =>
-    c.json(await deps.imports.run({ ...opts, database, body: c.req.raw.body, contentType: c.req.header('content-type') }));
+    c.json(await deps.imports.run({ ...opts, database, access: c.get('access'), body: c.req.raw.body, contentType: c.req.header('content-type') }));
 
   app.post('/api/v1/import/csv', ...importGuards, (c) => {
     const q = readQuery(c, csvQuery);
@@ -96,7 +96,7 @@ export function importRoutes(deps: ImportRouteDeps) {
       const raw = await readBytes(c);
       deps.metrics.ingestBytes.inc(raw.byteLength);
       const parsed = parseTle(new TextDecoder().decode(decompress(raw, deps.maxPayloadBytes)), q.measurement);
-      const written = await deps.writes.write(database, parsed.batch.length > 0 ? [parsed.batch] : []);
+      const written = await deps.writes.write(database, parsed.batch.length > 0 ? [parsed.batch] : [], c.get('access'));
       if (parsed.rejected === 0 && written === 0) throw invalid('cannot write TLE: the body has no element sets');
       if (parsed.rejected > 0) {
         const first = parsed.errors[0]!;

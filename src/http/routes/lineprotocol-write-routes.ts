@@ -37,7 +37,7 @@ export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs:
       assertDatabaseName(database);
       const raw = await readBytes(c);
       const parsed = parseLineProtocol(decompress(raw, deps.maxPayloadBytes), { precision, now: Date.now() * 1000 });
-      const written = await deps.writes.write(database, parsed.batches);
+      const written = await deps.writes.write(database, parsed.batches, c.get('access'));
       metrics.lineprotocolRecords.inc(written);
       metrics.ingestBytes.inc(raw.byteLength);
       if (parsed.rejected > 0) {

@@ -13,13 +13,13 @@ export function mqttRoutes(mqtt: MqttService) {
   app.use('/subscriptions', async (c, next) => (c.req.method === 'GET' ? next() : requireAdmin(c, next)));
   app.use('/subscriptions/*', async (c, next) => (c.req.method === 'GET' ? next() : requireAdmin(c, next)));
 
-  app.post('/subscriptions', async (c) => c.json(await mqtt.create(await readJson(c, createSubscriptionBody)), 201));
+  app.post('/subscriptions', async (c) => c.json(await mqtt.create(await readJson(c, createSubscriptionBody), c.get('access')), 201));
   app.get('/subscriptions', (c) => {
     const subscriptions = mqtt.list();
     return c.json({ subscriptions, count: subscriptions.length });
   });
   app.get('/subscriptions/:id', (c) => c.json(mqtt.get(c.req.param('id'))));
-  app.put('/subscriptions/:id', async (c) => c.json(await mqtt.update(c.req.param('id'), await readJson(c, updateSubscriptionBody))));
+  app.put('/subscriptions/:id', async (c) => c.json(await mqtt.update(c.req.param('id'), await readJson(c, updateSubscriptionBody), c.get('access'))));
   app.delete('/subscriptions/:id', async (c) => {
     const id = c.req.param('id');
     await mqtt.delete(id);

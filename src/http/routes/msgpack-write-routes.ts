@@ -27,7 +27,7 @@ export function msgpackWriteRoutes(deps: WriteRouteDeps) {
       const database = assertDatabaseName(c.req.header('x-svc-database') ?? 'default');
       const raw = await readBytes(c);
       const batches = parseMsgpackWrite(decompress(raw, deps.maxPayloadBytes), { now: Date.now() * 1000 });
-      const rows = await deps.writes.write(database, batches);
+      const rows = await deps.writes.write(database, batches, c.get('access'));
       metrics.msgpackRecords.inc(rows);
       metrics.ingestBytes.inc(raw.byteLength);
     } catch (err) {
