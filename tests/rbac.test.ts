@@ -193,7 +193,7 @@ describe('the matrix: patterns x actions x routes', () => {
     for (const body of [lp('cpu', 7) + lp('disk', 7), lp('cpu', 7) + 'not a line\n' + lp('mem', 7)]) {
       const res = await s.fetch('/write?db=db1', { method: 'POST', token: narrow.secret, body });
       expect(res.status).toBe(403);
-      expect((await res.json()).measurement).toMatch(/^(disk|mem)$/);
+      expect(((await res.json()) as { measurement: string }).measurement).toMatch(/^(disk|mem)$/);
     }
     const mixed = pack([{ m: 'cpu', columns: { time: [T_MS], value: [1] } }, { m: 'mem', columns: { time: [T_MS], value: [1] } }]);
     expect((await s.fetch('/api/v1/write/msgpack', { method: 'POST', token: narrow.secret, headers: { 'x-svc-database': 'db1' }, body: mixed })).status).toBe(403);
@@ -250,7 +250,7 @@ describe('hostile SQL shapes', () => {
 describe('listings show only what the token may read', () => {
   const names = (rows: unknown[][]) => rows.map((r) => r.join('.')).sort();
   test('SHOW MEASUREMENTS / SHOW TABLES / SHOW DATABASES', async () => {
-    const q = async (sql: string, db?: string) => (await s.fetch('/api/v1/query', { method: 'POST', token: narrow.secret, headers: { 'content-type': 'application/json', ...(db ? { 'x-svc-database': db } : {}) }, body: JSON.stringify({ sql }) })).json();
+    const q = async (sql: string, db?: string) => (await s.fetch('/api/v1/query', { method: 'POST', token: narrow.secret, headers: { 'content-type': 'application/json', ...(db ? { 'x-svc-database': db } : {}) }, body: JSON.stringify({ sql }) })).json() as Promise<{ data: unknown[][] }>;
     expect(names((await q('SHOW MEASUREMENTS')).data)).toEqual(['db1.cpu', 'db1.cpu_hot', 'db1.cpu_hot_tle', 'db1.cpu_tle', 'db1.mem', 'logs_a.app']);
     expect(names((await q('SHOW TABLES', 'db1')).data)).toEqual(['db1.cpu', 'db1.cpu_hot', 'db1.cpu_hot_tle', 'db1.cpu_tle', 'db1.mem']);
     expect(names((await q('SHOW MEASUREMENTS FROM db2')).data)).toEqual([]);

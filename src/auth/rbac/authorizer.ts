@@ -13,7 +13,7 @@ import type { RbacStore } from './rbac-store.ts';
 
 /** Policies kept compiled; a token beyond this is compiled again on its next request. */
 const MAX_POLICIES = 10_000;
-const NO_TEAM: TokenPolicy = { member: false, roles: [] };
+const NO_TEAM: TokenPolicy = { member: false, roles: [], decided: new Map() };
 /** Access of a token that no longer exists or is disabled (a scheduled job whose owner is gone). */
 const NOTHING: TableAccess = { allows: () => false, allowsDatabase: () => false };
 

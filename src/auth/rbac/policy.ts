@@ -4,6 +4,7 @@
  * allow A, and some role of its teams matches D with A, and that role either has no measurement
  * permissions or one of them matches M with A. Roles narrow a token's rights; they never widen them.
  */
+import { setBounded } from '../../lib/bounded-map.ts';
 import type { DataAction, TableAccess } from '../../lib/table-access.ts';
 import { compilePattern, type Matcher } from './pattern.ts';
 import type { PolicyRow } from './rbac-store.ts';
@@ -28,7 +29,15 @@ interface CompiledRole {
 export interface TokenPolicy {
   member: boolean;
   roles: CompiledRole[];
+  /**
+   * What the roles decided for recent (action, database, measurement) keys: a request repeats the
+   * same few names, and with tens of roles the scan costs microseconds. Dropped with the policy.
+   */
+  decided: Map<string, boolean>;
 }
+
+/** Decisions remembered per policy. */
+const MAX_DECIDED = 1024;
 
 /** Compiles the rows of RbacStore.policyRows (grouped by role, in order). */
 export function compilePolicy(member: boolean, rows: readonly PolicyRow[]): TokenPolicy {
@@ -50,7 +59,7 @@ export function compilePolicy(member: boolean, rows: readonly PolicyRow[]): Toke
     if (r.measurement_pattern !== null && r.grant_permissions !== null)
       role.grants.push({ pattern: r.measurement_pattern, matches: compilePattern(r.measurement_pattern), actions: new Set(JSON.parse(r.grant_permissions) as string[]) });
   }
-  return { member, roles: [...byRole.values()] };
+  return { member, roles: [...byRole.values()], decided: new Map() };
 }
 
 /** A decision and the sentence that explains it (GET /api/v1/rbac/check). */
@@ -59,9 +68,11 @@ export interface Decision {
   reason: string;
 }
 
+const DEFAULT_ACTIONS: ReadonlySet<string> = new Set(['read', 'write']);
+
 /** Actions the token's own list grants: an empty list means read and write (auth/token-service.ts). */
 export function ownActions(permissions: readonly string[]): ReadonlySet<string> {
-  return new Set(permissions.length === 0 ? ['read', 'write'] : permissions);
+  return permissions.length === 0 ? DEFAULT_ACTIONS : new Set(permissions);
 }
 
 /** The TableAccess of a non-admin token: its own actions, narrowed by `policy` when it is in a team. */
@@ -74,6 +85,13 @@ export class PolicyAccess implements TableAccess {
   allows(action: DataAction, database: string, measurement: string): boolean {
     if (!this.own.has(action)) return false;
     if (!this.policy.member) return true;
+    const key = `${action}\u0000${database}\u0000${measurement}`;
+    let allowed = this.policy.decided.get(key);
+    if (allowed === undefined) setBounded(this.policy.decided, key, (allowed = this.byRoles(action, database, measurement)), MAX_DECIDED);
+    return allowed;
+  }
+
+  private byRoles(action: DataAction, database: string, measurement: string): boolean {
     for (const role of this.policy.roles) {
       if (!role.actions.has(action) || !role.matchesDatabase(database)) continue;
       if (role.grants.length === 0) return true;

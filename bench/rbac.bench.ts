@@ -1,0 +1,158 @@
+/**
+ * RBAC benchmark (`bun run bench:rbac`): what the authorizer adds to a request, for a token in 3
+ * teams with 20 roles (each with 3 measurement permissions; the role that allows is the last one
+ * looked at, the worst case).
+ * 1. In process: the authorizer's work per request (build the request's access, check every table
+ *    of a query or measurement of a write batch), with the compiled policy cached as between RBAC
+ *    changes, and once per change (policy read from SQLite and compiled).
+ * 2. End to end against a real server: median query and ingest request times, for a token in no team
+ *    and for the narrowed token, alternating. The report is the ratio authorizer cost / request cost
+ *    (issue 23's bound: at most 2%), plus the end-to-end ratio narrowed / plain (noise included).
+ * Env: BENCH_ROWS (default 200000), BENCH_REPEATS (default 61 request pairs per case).
+ */
+import { Authorizer, RbacService, RbacStore, TokenService, TokenStore, type Principal } from '../src/auth/index.ts';
+import { migrations, openCatalog } from '../src/catalog/index.ts';
+import { assertAllowed } from '../src/lib/table-access.ts';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../tests/helpers/server.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 200_000);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 61);
+const TEAMS = 3;
+const ROLES = 20;
+const GRANTS = 3;
+const T0_NS = 1_700_000_000_000_000_000n;
+
+/** The shape of the benchmark's policy: role i covers database `d<i>`, the last one `bench` itself. */
+function roleSpec(i: number) {
+  const last = i === ROLES - 1;
+  return {
+    name: `role-${i}`,
+    database_pattern: last ? 'ben*' : `d${i}_*`,
+    permissions: ['read', 'write'] as ('read' | 'write')[],
+    grants: Array.from({ length: GRANTS }, (_, g) => (last && g === GRANTS - 1 ? 'cp*' : `m${g}_*`)),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Nanoseconds per call of `fn`, over about half a second. */
+function nsPerCall(fn: () => void): number {
+  for (let i = 0; i < 10_000; i++) fn();
+  let n = 0;
+  const started = performance.now();
+  while (performance.now() - started < 500) {
+    for (let i = 0; i < 10_000; i++) fn();
+    n += 10_000;
+  }
+  return ((performance.now() - started) * 1e6) / n;
+}
+
+function inProcess(): { queryNs: number; writeNs: number; compileNs: number } {
+  const db = openCatalog(':memory:', migrations);
+  const tokenStore = new TokenStore(db);
+  const tokens = new TokenService(tokenStore, { cacheTtlSec: 30, maxCacheSize: 100 });
+  const authorizer = new Authorizer(new RbacStore(db), tokenStore, true);
+  const rbac = new RbacService(new RbacStore(db), tokenStore, authorizer);
+  const { record } = tokens.create({ name: 'narrow', permissions: ['read', 'write'] });
+  const org = rbac.createOrganization({ name: 'o', description: '' });
+  const teams = Array.from({ length: TEAMS }, (_, t) => rbac.createTeam(org.id, { name: `t${t}`, description: '' }));
+  for (const t of teams) rbac.addMember(t.id, record.id);
+  for (let i = 0; i < ROLES; i++) {
+    const spec = roleSpec(i);
+    const role = rbac.createRole(teams[i % TEAMS]!.id, { name: spec.name, database_pattern: spec.database_pattern, permissions: spec.permissions });
+    for (const g of spec.grants) rbac.createGrant(role.id, { measurement_pattern: g, permissions: spec.permissions });
+  }
+  const principal: Principal = { tokenId: record.id, name: record.name, isAdmin: false, permissions: record.permissions };
+  if (!authorizer.accessFor(principal).allows('read', 'bench', 'cpu')) throw new Error('benchmark policy does not allow bench.cpu');
+  // A query naming the measurement twice (a self-join), a write batch of one measurement.
+  const queryNs = nsPerCall(() => {
+    const access = authorizer.accessFor(principal);
+    if (!access.allows('read', 'bench', 'cpu') || !access.allows('read', 'bench', 'cpu')) throw new Error('denied');
+  });
+  const writeNs = nsPerCall(() => assertAllowed(authorizer.accessFor(principal), 'write', 'bench', ['cpu']));
+  const compileNs = nsPerCall(() => {
+    authorizer.invalidate();
+    authorizer.accessFor(principal);
+  });
+  db.close();
+  return { queryNs, writeNs, compileNs };
+}
+
+async function json(s: TestServer, path: string, body: unknown, token = ADMIN_TOKEN): Promise<{ id: string; token: string }> {
+  const res = await s.fetch(path, { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<{ id: string; token: string }>;
+}
+
+async function endToEnd(): Promise<{ cases: { name: string; plainMs: number; narrowMs: number }[] }> {
+  const s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_MEMORY_ENABLED: 'false' } });
+  try {
+    const lines = (n: number, offset: number) =>
+      Array.from({ length: n }, (_, i) => `cpu,host=h${i % 100} usage=${(i % 97) + 0.5},load=${i % 7}i ${T0_NS + BigInt((offset + i) * 1_000_000)}`).join('\n');
+    for (let at = 0; at < ROWS; at += 20_000) await s.fetch('/write?db=bench', { method: 'POST', body: lines(Math.min(20_000, ROWS - at), at) });
+    await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+    const plain = (await json(s, '/api/v1/auth/tokens', { name: 'plain', permissions: ['read', 'write'] })).token as string;
+    const narrow = await json(s, '/api/v1/auth/tokens', { name: 'narrow', permissions: ['read', 'write'] });
+    const org = await json(s, '/api/v1/rbac/organizations', { name: 'o' });
+    const teams: { id: string }[] = [];
+    for (let t = 0; t < TEAMS; t++) teams.push(await json(s, `/api/v1/rbac/organizations/${org.id}/teams`, { name: `t${t}` }));
+    for (const t of teams) await json(s, `/api/v1/rbac/teams/${t.id}/members`, { token_id: narrow.id });
+    for (let i = 0; i < ROLES; i++) {
+      const spec = roleSpec(i);
+      const role = await json(s, `/api/v1/rbac/teams/${teams[i % TEAMS]!.id}/roles`, { name: spec.name, database_pattern: spec.database_pattern, permissions: spec.permissions });
+      for (const g of spec.grants) await json(s, `/api/v1/rbac/roles/${role.id}/measurements`, { measurement_pattern: g, permissions: spec.permissions });
+    }
+    const query = (sql: string) => async (token: string) => {
+      const res = await s.fetch('/api/v1/query', { method: 'POST', token, headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
+      if (res.status !== 200) throw new Error(`query: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    let batch = 0;
+    const ingest = async (token: string) => {
+      // Times far from the query data, so the queries read the same rows throughout.
+      const res = await s.fetch('/write?db=bench', { method: 'POST', token, body: lines(1000, 10_000_000 + 1000 * batch++) });
+      if (res.status !== 204) throw new Error(`write: ${res.status} ${await res.text()}`);
+    };
+    const cases: [string, (token: string) => Promise<void>][] = [
+      ['query: last 10 rows', query('SELECT * FROM cpu ORDER BY time DESC LIMIT 10')],
+      ['query: group by host', query('SELECT host, avg(usage) AS u, max(load) AS l FROM cpu GROUP BY host ORDER BY host')],
+      ['query: self-join count', query('SELECT count(*) FROM cpu a JOIN cpu b USING (time, host) WHERE a.time < TIMESTAMP \'2023-11-14 22:14:00\'')],
+      ['ingest: 1000 lines', ingest],
+    ];
+    const out: { name: string; plainMs: number; narrowMs: number }[] = [];
+    for (const [name, run] of cases) {
+      for (let i = 0; i < 5; i++) (await run(plain), await run(narrow.token));
+      const p: number[] = [];
+      const n: number[] = [];
+      // Alternating, and each side first in every other pair, so drift of the shared machine and
+      // the cost of going first fall on both sides alike.
+      const timed = async (token: string, into: number[]) => {
+        const t = performance.now();
+        await run(token);
+        into.push(performance.now() - t);
+      };
+      for (let i = 0; i < REPEATS; i++) {
+        if (i % 2 === 0) (await timed(plain, p), await timed(narrow.token, n));
+        else (await timed(narrow.token, n), await timed(plain, p));
+      }
+      out.push({ name, plainMs: median(p), narrowMs: median(n) });
+    }
+    return { cases: out };
+  } finally {
+    await s.cleanup();
+  }
+}
+
+const micro = inProcess();
+console.log(`authorizer, token in ${TEAMS} teams with ${ROLES} roles x ${GRANTS} measurement permissions (allowing role looked at last):`);
+console.log(`  query (2 table references): ${micro.queryNs.toFixed(0)} ns/request`);
+console.log(`  write batch (1 measurement): ${micro.writeNs.toFixed(0)} ns/request`);
+console.log(`  after an RBAC change (read + compile, once per token): ${(micro.compileNs / 1000).toFixed(1)} µs`);
+const e2e = await endToEnd();
+console.log(`\nend to end (${ROWS} rows, medians of ${REPEATS} alternating pairs):`);
+console.log('case                          plain ms  narrowed ms  narrowed/plain  authorizer/request');
+for (const c of e2e.cases) {
+  const cost = c.name.startsWith('ingest') ? micro.writeNs : micro.queryNs;
+  const share = cost / 1e6 / c.plainMs;
+  console.log(`${c.name.padEnd(30)}${c.plainMs.toFixed(3).padStart(8)}  ${c.narrowMs.toFixed(3).padStart(11)}  ${(c.narrowMs / c.plainMs).toFixed(3).padStart(14)}  ${(share * 100).toFixed(3).padStart(17)}%`);
+}
