@@ -328,6 +328,29 @@ describe('continuous queries and retention run with their owner\'s rights of the
     const cq2 = await json(s, 'PUT', `/api/v1/continuous_queries/${cq.body.id}`, { destination_measurement: 'cpu_agg', query: 'SELECT time, value FROM disk WHERE time >= $start AND time < $end' });
     expect(cq2.status).toBe(200);
     expect((await json(s, 'POST', `/api/v1/continuous_queries/${cq.body.id}/execute`, window)).body.status).toBe('success');
+
+    // Listings of definitions show only those about data the token may read.
+    const names = async (path: string, key: string, tok: string) => (await json(s, 'GET', path, undefined, tok)).body[key].map((x: { name: string }) => x.name);
+    expect(await names('/api/v1/continuous_queries', 'continuous_queries', narrow.secret)).toEqual(['agg']);
+    expect(await names('/api/v1/retention', 'policies', narrow.secret)).toEqual([]);
+    expect(await names('/api/v1/retention', 'policies', plain.secret)).toEqual(['old-disk']);
+    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, narrow.secret)).body).toMatchObject({ action: 'read', database: 'db1', measurement: 'disk' });
+    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}/executions`, undefined, narrow.secret)).status).toBe(403);
+    expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}/executions`, undefined, narrow.secret)).status).toBe(200);
+  });
+});
+
+describe('MQTT subscriptions', () => {
+  test('are listed to tokens that may read their database', async () => {
+    const sub = await json(s, 'POST', '/api/v1/mqtt/subscriptions', { name: 'db2-feed', broker: 'tcp://127.0.0.1:1', topics: ['x/#'], database: 'db2', auto_start: false });
+    expect(sub.status).toBe(201);
+    const list = async (tok: string) => (await json(s, 'GET', '/api/v1/mqtt/subscriptions', undefined, tok)).body.subscriptions.map((x: { name: string }) => x.name);
+    expect(await list(plain.secret)).toEqual(['db2-feed']);
+    expect(await list(narrow.secret)).toEqual([]);
+    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, narrow.secret)).status).toBe(403);
+    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}/stats`, undefined, narrow.secret)).status).toBe(403);
+    expect(Object.keys((await json(s, 'GET', '/api/v1/mqtt/stats', undefined, narrow.secret)).body.subscriptions_stats)).toEqual([]);
+    expect((await json(s, 'DELETE', `/api/v1/mqtt/subscriptions/${sub.body.id}`)).status).toBe(200);
   });
 });
 

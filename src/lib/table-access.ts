@@ -29,3 +29,16 @@ export function assertAllowed(access: TableAccess, action: DataAction, database:
   if (access === UNRESTRICTED) return;
   for (const m of measurements) if (!access.allows(action, database, m)) throw accessDenied(action, database, m);
 }
+
+/**
+ * 403 unless `access` may read `database`.`measurement`, or some measurement of `database` when
+ * `measurement` is null: who may see a definition (continuous query, policy, subscription) about it.
+ */
+export function assertReadable(access: TableAccess, database: string, measurement: string | null): void {
+  if (!isReadable(access, database, measurement)) throw accessDenied('read', database, measurement ?? '*');
+}
+
+/** True when assertReadable would pass. */
+export function isReadable(access: TableAccess, database: string, measurement: string | null): boolean {
+  return access === UNRESTRICTED || (measurement === null ? access.allowsDatabase('read', database) : access.allows('read', database, measurement));
+}

@@ -13,7 +13,7 @@ import type { ColumnBatch } from '../../ingest/index.ts';
 import { conflict, invalid, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { QueryService } from '../../query/index.ts';
-import { assertAllowed, type TableAccess } from '../../lib/table-access.ts';
+import { assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
 import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
@@ -74,14 +74,18 @@ export class ContinuousQueryService {
     for (const q of this.deps.store.list()) this.schedule(q);
   }
 
-  /** Every continuous query. */
-  list(): Stored<ContinuousQuery>[] {
-    return this.deps.store.list();
+  /** Every continuous query about data `access` may read (its destination, and its source database). */
+  list(access: TableAccess): Stored<ContinuousQuery>[] {
+    return this.deps.store.list().filter((q) => visible(q, access));
   }
 
-  /** One query; 404 when unknown. */
-  get(id: number): Stored<ContinuousQuery> {
-    return this.find(id);
+  /** One query; 404 when unknown, 403 unless `access` may read its destination and its source database. */
+  get(id: number, access: TableAccess): Stored<ContinuousQuery> {
+    const q = this.find(id);
+    const t = targetsOf(q);
+    assertReadable(access, t.sourceDatabase, null);
+    assertReadable(access, t.destinationDatabase, t.destinationMeasurement);
+    return q;
   }
 
   /** Creates a query (400 on bad fields or SQL that is not one SELECT, 409 on a taken name) and schedules it. */
@@ -115,8 +119,8 @@ export class ContinuousQueryService {
   }
 
   /** The newest executions of a query (404 when unknown). */
-  executions(id: number, limit: number): CqExecution[] {
-    this.find(id);
+  executions(id: number, limit: number, access: TableAccess): CqExecution[] {
+    this.get(id, access);
     return this.deps.executions.list<CqExecution>('continuous_query', id, limit);
   }
 
@@ -224,3 +228,9 @@ const key = (id: number) => `continuous_query:${id}`;
 /** Recent executions looked at for failed windows, and the most re-run per fire. */
 const RETRY_LOOKBACK = 100;
 const MAX_RETRIES = 5;
+
+/** Whether `access` may see `q` (see ContinuousQueryService.get). */
+function visible(q: ContinuousQuery, access: TableAccess): boolean {
+  const t = targetsOf(q);
+  return isReadable(access, t.sourceDatabase, null) && isReadable(access, t.destinationDatabase, t.destinationMeasurement);
+}

@@ -6,7 +6,7 @@
 import { randomId } from '../../lib/crypto.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
-import { accessDenied, assertAllowed, type TableAccess } from '../../lib/table-access.ts';
+import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
 import { checkSettings, readTlsFiles, settingsFromCreate, settingsFromUpdate } from './subscription-settings.ts';
@@ -45,9 +45,14 @@ export class MqttService {
     this.logger = deps.logger.child({ component: 'mqtt' });
   }
 
-  /** Every subscription as `{id, name, broker, status, connected}`. */
-  list() {
-    return this.deps.store.list().map((r) => summaryView(r, this.live(r.id)));
+  /** Every subscription whose database `access` may read, as `{id, name, broker, status, connected}`. */
+  list(access: TableAccess) {
+    return this.deps.store.list().filter((r) => isReadable(access, r.database, null)).map((r) => summaryView(r, this.live(r.id)));
+  }
+
+  /** 404 when unknown, 403 unless `access` may read the subscription's database. */
+  assertVisible(id: string, access: TableAccess): void {
+    assertReadable(access, this.record(id).database, null);
   }
 
   /** One subscription's details; 404 when unknown. */
@@ -154,9 +159,9 @@ export class MqttService {
   }
 
   /** `{status, running_count, subscriptions_stats}` over every subscription. */
-  allStats() {
+  allStats(access: TableAccess) {
     const subscriptions_stats: Record<string, SubscriptionStatsView> = {};
-    for (const r of this.deps.store.list()) subscriptions_stats[r.id] = this.statsFor(r.id).view();
+    for (const r of this.deps.store.list()) if (isReadable(access, r.database, null)) subscriptions_stats[r.id] = this.statsFor(r.id).view();
     return { status: 'success', running_count: this.runtimes.size, subscriptions_stats };
   }
 

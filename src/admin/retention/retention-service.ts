@@ -8,7 +8,7 @@
 import { ExecutionRunner } from '../execution-runner.ts';
 import { conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
-import { accessDenied, assertAllowed } from '../../lib/table-access.ts';
+import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
 import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
@@ -65,14 +65,16 @@ export class RetentionService {
     for (const p of this.deps.store.list()) this.schedule(p);
   }
 
-  /** Every policy. */
-  list(): RetentionPolicyView[] {
-    return this.deps.store.list().map(view);
+  /** Every policy about data `access` may read. */
+  list(access: TableAccess): RetentionPolicyView[] {
+    return this.deps.store.list().filter((p) => isReadable(access, p.database, p.measurement)).map(view);
   }
 
-  /** One policy; 404 when unknown. */
-  get(id: number): RetentionPolicyView {
-    return view(this.find(id));
+  /** One policy; 404 when unknown, 403 unless `access` may read what it covers. */
+  get(id: number, access: TableAccess): RetentionPolicyView {
+    const p = this.find(id);
+    assertReadable(access, p.database, p.measurement);
+    return view(p);
   }
 
   /** Creates a policy (400 on bad fields, 409 on a taken name) and schedules it. */
@@ -102,8 +104,8 @@ export class RetentionService {
   }
 
   /** The newest executions of a policy (404 when unknown). */
-  executions(id: number, limit: number): RetentionExecution[] {
-    this.find(id);
+  executions(id: number, limit: number, access: TableAccess): RetentionExecution[] {
+    this.get(id, access);
     return this.deps.executions.list<RetentionExecution>('retention', id, limit);
   }
 

@@ -34,10 +34,10 @@ export function continuousQueryRoutes(cqs: ContinuousQueryService) {
 
   app.post('/', async (c) => c.json(await cqs.create(await readJson(c, createCqBody), callerOf(c)), 201));
   app.get('/', (c) => {
-    const list = cqs.list();
+    const list = cqs.list(c.get('access'));
     return c.json({ continuous_queries: list, count: list.length });
   });
-  app.get('/:id', (c) => c.json(cqs.get(id(c))));
+  app.get('/:id', (c) => c.json(cqs.get(id(c), c.get('access'))));
   app.put('/:id', async (c) => c.json(await cqs.update(id(c), await readJson(c, updateCqBody), callerOf(c))));
   app.delete('/:id', (c) => {
     const query = id(c);
@@ -54,7 +54,7 @@ export function continuousQueryRoutes(cqs: ContinuousQueryService) {
     return c.json(await cqs.execute(query, { window, dryRun: b.dry_run }));
   });
   app.get('/:id/executions', (c) => {
-    const executions = cqs.executions(id(c), historyLimit(c));
+    const executions = cqs.executions(id(c), historyLimit(c), c.get('access'));
     return c.json({ executions, count: executions.length });
   });
   return app;

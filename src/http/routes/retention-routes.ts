@@ -16,10 +16,10 @@ export function retentionRoutes(retention: RetentionService) {
 
   app.post('/', async (c) => c.json(retention.create(await readJson(c, createRetentionBody), callerOf(c)), 201));
   app.get('/', (c) => {
-    const policies = retention.list();
+    const policies = retention.list(c.get('access'));
     return c.json({ policies, count: policies.length });
   });
-  app.get('/:id', (c) => c.json(retention.get(id(c))));
+  app.get('/:id', (c) => c.json(retention.get(id(c), c.get('access'))));
   app.put('/:id', async (c) => c.json(retention.update(id(c), await readJson(c, updateRetentionBody), callerOf(c))));
   app.delete('/:id', (c) => {
     const policy = id(c);
@@ -28,7 +28,7 @@ export function retentionRoutes(retention: RetentionService) {
   });
   app.post('/:id/execute', async (c) => c.json(await retention.execute(id(c))));
   app.get('/:id/executions', (c) => {
-    const executions = retention.executions(id(c), historyLimit(c));
+    const executions = retention.executions(id(c), historyLimit(c), c.get('access'));
     return c.json({ executions, count: executions.length });
   });
   return app;
