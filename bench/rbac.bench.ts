@@ -10,7 +10,7 @@
  *    (issue 23's bound: at most 2%), plus the end-to-end ratio narrowed / plain (noise included).
  * Env: BENCH_ROWS (default 200000), BENCH_REPEATS (default 61 request pairs per case).
  */
-import { Authorizer, RbacService, RbacStore, TokenService, TokenStore, type Principal } from '../src/auth/index.ts';
+import { createRbac, TokenService, TokenStore, type Principal } from '../src/auth/index.ts';
 import { migrations, openCatalog } from '../src/catalog/index.ts';
 import { assertAllowed } from '../src/lib/table-access.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../tests/helpers/server.ts';
@@ -51,8 +51,7 @@ function inProcess(): { queryNs: number; writeNs: number; compileNs: number } {
   const db = openCatalog(':memory:', migrations);
   const tokenStore = new TokenStore(db);
   const tokens = new TokenService(tokenStore, { cacheTtlSec: 30, maxCacheSize: 100 });
-  const authorizer = new Authorizer(new RbacStore(db), tokenStore, true);
-  const rbac = new RbacService(new RbacStore(db), tokenStore, authorizer);
+  const { authorizer, rbac } = createRbac(db, tokenStore, true);
   const { record } = tokens.create({ name: 'narrow', permissions: ['read', 'write'] });
   const org = rbac.createOrganization({ name: 'o', description: '' });
   const teams = Array.from({ length: TEAMS }, (_, t) => rbac.createTeam(org.id, { name: `t${t}`, description: '' }));

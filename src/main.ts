@@ -17,7 +17,7 @@ import {
   recoverCompactions,
   secretKeyPath,
 } from './admin/index.ts';
-import { Authorizer, RbacService, RbacStore, TokenService, TokenStore } from './auth/index.ts';
+import { createRbac, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
@@ -79,9 +79,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const tokenStore = new TokenStore(catalog);
   const tokens = new TokenService(tokenStore, { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
   // The one authorizer: every route's access, and that of the owners of continuous queries and retention policies.
-  const rbacStore = new RbacStore(catalog);
-  const authorizer = new Authorizer(rbacStore, tokenStore, config.rbac.enabled);
-  const rbac = new RbacService(rbacStore, tokenStore, authorizer);
+  const { authorizer, rbac } = createRbac(catalog, tokenStore, config.rbac.enabled);
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();

@@ -4,6 +4,7 @@ export { TokenCache } from './token-cache.ts';
 export { extractToken } from './credentials.ts';
 export {
   Authorizer,
+  createRbac,
   RbacService,
   RbacStore,
   organizationBody,

@@ -3,17 +3,14 @@ import { migrations, openCatalog } from '../../catalog/index.ts';
 import { UNRESTRICTED } from '../../lib/table-access.ts';
 import { TokenService } from '../token-service.ts';
 import { TokenStore } from '../token-store.ts';
-import { Authorizer } from './authorizer.ts';
-import { RbacService } from './rbac-service.ts';
-import { RbacStore } from './rbac-store.ts';
+import { createRbac } from './create-rbac.ts';
 
 /** A real in-memory metadata database with one ordinary token in one team with one role. */
 function setup(enabled = true) {
   const db = openCatalog(':memory:', migrations);
   const tokenStore = new TokenStore(db);
   const tokens = new TokenService(tokenStore, { cacheTtlSec: 30, maxCacheSize: 10 });
-  const authorizer = new Authorizer(new RbacStore(db), tokenStore, enabled);
-  const rbac = new RbacService(new RbacStore(db), tokenStore, authorizer);
+  const { authorizer, rbac } = createRbac(db, tokenStore, enabled);
   const { record } = tokens.create({ name: 't', permissions: ['read', 'write'] });
   const org = rbac.createOrganization({ name: 'o', description: '' });
   const team = rbac.createTeam(org.id, { name: 'team', description: '' });
