@@ -6,13 +6,15 @@
  * same 24 files in this process; medians after a warm-up (at least BENCH_REPEATS runs, see timePair) are printed.
  * Env: BENCH_ROWS (default 10000000), BENCH_REPEATS (default 5), BENCH_VALUES (`random`: full
  * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics),
- * BENCH_ONLY (run only the cases whose name contains it).
+ * BENCH_ONLY (run only the cases whose name contains it), BENCH_RBAC=1 (svc side with an ordinary
+ * token in 3 teams with 20 roles, see rbac-setup.ts, instead of the admin token).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '../src/duckdb/index.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
+import { narrowedToken } from './rbac-setup.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
@@ -100,8 +102,11 @@ async function timePair(
   return { svc: { ms: median(svc), rows }, raw: { ms: median(raw) }, pairs: svc.length };
 }
 
+/** The svc side's token: the admin's unless BENCH_RBAC=1. */
+let token: string | undefined;
+
 async function viaHttp(s: TestServer, route: string, sql: string): Promise<number> {
-  const r = await s.fetch(route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
+  const r = await s.fetch(route, { method: 'POST', token, headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
   const bytes = await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`${route} ${r.status}: ${new TextDecoder().decode(bytes).slice(0, 300)}`);
   return bytes.byteLength;
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
     await conn.run('SET preserve_insertion_order = false');
     await conn.run(`CREATE VIEW cpu AS SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
     s = await startServer({ dir, env: { SVC_QUERY_TIMEOUT: '600s' } });
+    if (process.env.BENCH_RBAC === '1') token = await narrowedToken(s, 'bench-narrowed');
     const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const lastHour = new Date(START + 23 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const cases: { name: string; sql: string; route?: string; rows?: number; target: string }[] = [
@@ -153,7 +159,7 @@ async function main(): Promise<void> {
       lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${pairs} | ${c.target} |`);
       process.stderr.write(`${lines[lines.length - 1]}\n`);
     }
-    process.stdout.write(`\nquery bench: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
+    process.stdout.write(`\nquery bench${token ? ' (token in 3 teams with 20 roles)' : ''}: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
   } finally {
     await s?.cleanup();
     conn.closeSync();

@@ -13,25 +13,12 @@
 import { createRbac, TokenService, TokenStore, type Principal } from '../src/auth/index.ts';
 import { migrations, openCatalog } from '../src/catalog/index.ts';
 import { assertAllowed } from '../src/lib/table-access.ts';
-import { ADMIN_TOKEN, startServer, type TestServer } from '../tests/helpers/server.ts';
+import { startServer } from '../tests/helpers/server.ts';
+import { GRANTS, narrowedToken, plainToken, ROLES, roleSpec, TEAMS } from './rbac-setup.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 200_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 61);
-const TEAMS = 3;
-const ROLES = 20;
-const GRANTS = 3;
 const T0_NS = 1_700_000_000_000_000_000n;
-
-/** The shape of the benchmark's policy: role i covers database `d<i>`, the last one `bench` itself. */
-function roleSpec(i: number) {
-  const last = i === ROLES - 1;
-  return {
-    name: `role-${i}`,
-    database_pattern: last ? 'ben*' : `d${i}_*`,
-    permissions: ['read', 'write'] as ('read' | 'write')[],
-    grants: Array.from({ length: GRANTS }, (_, g) => (last && g === GRANTS - 1 ? 'cp*' : `m${g}_*`)),
-  };
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -77,12 +64,6 @@ function inProcess(): { queryNs: number; writeNs: number; compileNs: number } {
   return { queryNs, writeNs, compileNs };
 }
 
-async function json(s: TestServer, path: string, body: unknown, token = ADMIN_TOKEN): Promise<{ id: string; token: string }> {
-  const res = await s.fetch(path, { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<{ id: string; token: string }>;
-}
-
 async function endToEnd(): Promise<{ cases: { name: string; plainMs: number; narrowMs: number }[] }> {
   const s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_MEMORY_ENABLED: 'false' } });
   try {
@@ -90,17 +71,8 @@ async function endToEnd(): Promise<{ cases: { name: string; plainMs: number; nar
       Array.from({ length: n }, (_, i) => `cpu,host=h${i % 100} usage=${(i % 97) + 0.5},load=${i % 7}i ${T0_NS + BigInt((offset + i) * 1_000_000)}`).join('\n');
     for (let at = 0; at < ROWS; at += 20_000) await s.fetch('/write?db=bench', { method: 'POST', body: lines(Math.min(20_000, ROWS - at), at) });
     await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
-    const plain = (await json(s, '/api/v1/auth/tokens', { name: 'plain', permissions: ['read', 'write'] })).token as string;
-    const narrow = await json(s, '/api/v1/auth/tokens', { name: 'narrow', permissions: ['read', 'write'] });
-    const org = await json(s, '/api/v1/rbac/organizations', { name: 'o' });
-    const teams: { id: string }[] = [];
-    for (let t = 0; t < TEAMS; t++) teams.push(await json(s, `/api/v1/rbac/organizations/${org.id}/teams`, { name: `t${t}` }));
-    for (const t of teams) await json(s, `/api/v1/rbac/teams/${t.id}/members`, { token_id: narrow.id });
-    for (let i = 0; i < ROLES; i++) {
-      const spec = roleSpec(i);
-      const role = await json(s, `/api/v1/rbac/teams/${teams[i % TEAMS]!.id}/roles`, { name: spec.name, database_pattern: spec.database_pattern, permissions: spec.permissions });
-      for (const g of spec.grants) await json(s, `/api/v1/rbac/roles/${role.id}/measurements`, { measurement_pattern: g, permissions: spec.permissions });
-    }
+    const plain = await plainToken(s, 'plain');
+    const narrow = await narrowedToken(s, 'narrow');
     const query = (sql: string) => async (token: string) => {
       const res = await s.fetch('/api/v1/query', { method: 'POST', token, headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
       if (res.status !== 200) throw new Error(`query: ${res.status} ${await res.text()}`);
@@ -120,7 +92,7 @@ async function endToEnd(): Promise<{ cases: { name: string; plainMs: number; nar
     ];
     const out: { name: string; plainMs: number; narrowMs: number }[] = [];
     for (const [name, run] of cases) {
-      for (let i = 0; i < 5; i++) (await run(plain), await run(narrow.token));
+      for (let i = 0; i < 5; i++) (await run(plain), await run(narrow));
       const p: number[] = [];
       const n: number[] = [];
       // Alternating, and each side first in every other pair, so drift of the shared machine and
@@ -131,8 +103,8 @@ async function endToEnd(): Promise<{ cases: { name: string; plainMs: number; nar
         into.push(performance.now() - t);
       };
       for (let i = 0; i < REPEATS; i++) {
-        if (i % 2 === 0) (await timed(plain, p), await timed(narrow.token, n));
-        else (await timed(narrow.token, n), await timed(plain, p));
+        if (i % 2 === 0) (await timed(plain, p), await timed(narrow, n));
+        else (await timed(narrow, n), await timed(plain, p));
       }
       out.push({ name, plainMs: median(p), narrowMs: median(n) });
     }
