@@ -19,26 +19,34 @@ import {
 } from './admin/index.ts';
 import { createRbac, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
-import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
+import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
   USAGE,
   announceBootstrapToken,
   announceMemoryKey,
   parseCommandLine,
   runBackupCommand,
+  runCompletionCommand,
+  runExportCommand,
   runImportCommand,
+  runQueryCommand,
+  runWriteCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
+import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   backupRoutes,
+  clusterRoutes,
   compactionRoutes,
   continuousQueryRoutes,
   createApp,
   databaseRoutes,
   deleteRoutes,
+  exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
   listen,
@@ -59,6 +67,20 @@ import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsR
 import { ManifestTableSource, QueryService } from './query/index.ts';
 import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
+
+/**
+ * Metadata a cluster keeps in etcd. A token's last use alone is not worth a round trip, and the
+ * in-process memory service's token belongs to one process.
+ */
+const REPLICATED_TABLES = [
+  { table: 'tokens', key: 'id', quietColumns: ['last_used_at'], localOnly: (r: string) => `${r}name = 'memory-service'` },
+  { table: 'databases', key: 'name' },
+  { table: 'retention_policies', key: 'id' },
+  { table: 'continuous_queries', key: 'id' },
+  { table: 'mqtt_subscriptions', key: 'id' },
+  // Parents before children: a full reload replaces tables in this order.
+  ...['rbac_organizations', 'rbac_teams', 'rbac_members', 'rbac_roles', 'rbac_measurement_grants'].map((table) => ({ table, key: 'id' })),
+];
 
 /** A running server: its listeners and the way to stop it. */
 export interface RunningServices {
@@ -93,18 +115,38 @@ export async function startServices(config: Config, env: Record<string, string |
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
+  // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
+  // goes through it, before anything (WAL replay, recovery) can register a file.
+  const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
+  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, logger.child({ component: 'shared-manifest' })) : null;
+  if (sharedManifest) {
+    await sharedManifest.start();
+    manifest.setJournal(sharedManifest);
+    cluster!.manifestRevision = () => sharedManifest.revision;
+  }
+  // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.
+  let databasesChanged = () => {};
+  const replicated = cluster
+    ? new ReplicatedMetadata(cluster.client, cluster.settings.prefix, new ReplicationStore(catalog, REPLICATED_TABLES), logger.child({ component: 'replicated-metadata' }), (table) => {
+        if (table === 'tokens') tokens.invalidateCache();
+        if (table.startsWith('rbac_')) authorizer.invalidate();
+        if (table === 'databases') databasesChanged();
+      })
+    : null;
+  await replicated?.start(cluster!.settings.nodeId);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
   await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
-  const reaper = new FileReaper({ store, manifest, logger });
+  const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });
   leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
   const reconcileConn = await writeDuck.connect();
   // An unreachable object store must not keep the server down (writes buffer, /health tells why).
-  await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
+  // A cluster node's manifest is etcd's, not a listing of the bucket.
+  if (!cluster) await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
     logger.error('cannot reconcile the file manifest with storage; files it does not list stay unknown until a restart', { error: messageOf(err) }),
   );
   reconcileConn.closeSync();
@@ -125,8 +167,10 @@ export async function startServices(config: Config, env: Record<string, string |
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
+  // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
+  const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks, mayRunScheduled,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
@@ -144,6 +188,7 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
+  databasesChanged = () => databases.reload();
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
@@ -157,7 +202,7 @@ export async function startServices(config: Config, env: Record<string, string |
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
-    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
     write: (database, batches, access) => writes.write(database, batches, access),
     ownerAccess: (owner) => (owner === null ? UNRESTRICTED : authorizer.accessForToken(owner)),
   });
@@ -166,6 +211,8 @@ export async function startServices(config: Config, env: Record<string, string |
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
+  // The console reaches the in-process memory service through its own origin once that service runs.
+  let memoryFetch: MemoryFetch | null = null;
   const app = createApp({
     config,
     logger,
@@ -175,6 +222,8 @@ export async function startServices(config: Config, env: Record<string, string |
     rbac,
     readiness,
     storageHealth: () => ({ hot: opened.health.view() }),
+    afterMutation: replicated ? () => replicated.drain() : undefined,
+    cluster: cluster ? () => cluster : undefined,
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
@@ -190,7 +239,10 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
+      ['/api/v1', exportRoutes(queries)],
       ['/api/v1', queryRoutes(queries)],
+      ...(config.console.enabled ? [['/', consoleRoutes({ memory: () => memoryFetch })] satisfies [string, unknown]] : []),
     ],
   });
 
@@ -220,6 +272,7 @@ export async function startServices(config: Config, env: Record<string, string |
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     closeMemory = memoryApp.close;
+    memoryFetch = (req) => memoryApp.fetch(req);
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);
@@ -237,6 +290,12 @@ export async function startServices(config: Config, env: Record<string, string |
   await mqtt.startAll();
   compaction.start();
   lifecycle.start();
+  // The node joins once it listens (its advertised address needs the port) and is ready.
+  if (cluster) {
+    await cluster.start(defaultAdvertiseUrl(config.server.host, tsServer.port ?? config.server.port, config.server.tls_enabled));
+    cluster.markReady();
+    logger.info('joined the cluster', { cluster: config.cluster.name, node_id: cluster.settings.nodeId, role: config.cluster.role });
+  }
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -249,6 +308,8 @@ export async function startServices(config: Config, env: Record<string, string |
       const work = (async () => {
         // HTTP first: no new work is accepted while the rest drains.
         await Promise.all(servers.map((s) => s.stop()));
+        // Leaving at once hands the active roles to other nodes without waiting for the lease to lapse.
+        await cluster?.stop();
         // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
         await mqtt.stopAll();
         // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
@@ -260,6 +321,8 @@ export async function startServices(config: Config, env: Record<string, string |
         await wal.close();
         await imports.stop();
         writeDuck.closeSync();
+        sharedManifest?.close();
+        await replicated?.close();
         catalog.close();
         opened.close();
         closeMemory();
@@ -330,6 +393,14 @@ export async function run(argv: string[]): Promise<number> {
         return await runBackupCommand(args);
       case 'import':
         return await runImportCommand(args);
+      case 'query':
+        return await runQueryCommand(args);
+      case 'export':
+        return await runExportCommand(args);
+      case 'write':
+        return await runWriteCommand(args);
+      case 'completion':
+        return runCompletionCommand(args);
       case 'serve':
         return await serve(args);
     }

@@ -144,6 +144,7 @@ export const migrations: readonly Migration[] = [
   {
     // RBAC (auth/rbac/rbac-store.ts): organizations hold teams; a team has token members and roles; a
     // role may narrow itself to measurements. Deleting a parent (or a token) removes what hangs off it.
+    // Every table has one key column (a membership's is `<team_id>:<token_id>`), as cluster replication needs.
     id: '0009_rbac',
     sql: `CREATE TABLE rbac_organizations (
       id TEXT PRIMARY KEY,
@@ -162,10 +163,11 @@ export const migrations: readonly Migration[] = [
       UNIQUE (org_id, name)
     );
     CREATE TABLE rbac_members (
+      id TEXT PRIMARY KEY,
       team_id TEXT NOT NULL REFERENCES rbac_teams(id) ON DELETE CASCADE,
       token_id TEXT NOT NULL REFERENCES tokens(id) ON DELETE CASCADE,
       created_at TEXT NOT NULL,
-      PRIMARY KEY (team_id, token_id)
+      UNIQUE (team_id, token_id)
     );
     CREATE INDEX rbac_members_by_token ON rbac_members(token_id);
     CREATE TABLE rbac_roles (

@@ -5,6 +5,8 @@ import { rbacSection } from './sections/rbac.ts';
 import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
+import { clusterSection } from './sections/cluster.ts';
+import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import {
   backupSection,
@@ -37,6 +39,8 @@ export const sections = {
   metrics: metricsSection,
   log: logSection,
   memory: memorySection,
+  cluster: clusterSection,
+  console: consoleSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -60,6 +64,8 @@ export const configSchema = z.object({
   metrics: metricsSection.prefault({}),
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
+  cluster: clusterSection.prefault({}),
+  console: consoleSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

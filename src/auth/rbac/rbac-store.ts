@@ -96,7 +96,8 @@ export class RbacStore {
 
   /** Adds a member; false when it already was one. */
   addMember(teamId: string, tokenId: string, at: string): boolean {
-    return this.db.prepare('INSERT OR IGNORE INTO rbac_members (team_id, token_id, created_at) VALUES (?, ?, ?)').run(teamId, tokenId, at).changes === 1;
+    // A key derived from the pair: two nodes adding the same member write the same row.
+    return this.db.prepare('INSERT OR IGNORE INTO rbac_members (id, team_id, token_id, created_at) VALUES (?, ?, ?, ?)').run(`${teamId}:${tokenId}`, teamId, tokenId, at).changes === 1;
   }
   members(teamId: string): Member[] {
     return this.db
