@@ -7,7 +7,8 @@
  * Env: BENCH_ROWS (default 10000000), BENCH_REPEATS (default 5), BENCH_VALUES (`random`: full
  * precision like the ingest bench, default; `rounded`: two decimals, like typical metrics),
  * BENCH_ONLY (run only the cases whose name contains it), BENCH_ENCODER_ROWS (rows of the native vs
- * TypeScript encoder cases, default 500000).
+ * TypeScript encoder cases, default 500000), BENCH_RBAC=1 (svc side with an ordinary token in 3 teams
+ * with 20 roles, see rbac-setup.ts, instead of the admin token).
  *
  * Native vs TypeScript (issue 21): each result format encoded in this process from one materialized
  * result, with every native routine on, with only the result reader on (the JSON writer off), and
@@ -25,6 +26,7 @@ import { renderFloatsAsJson } from '../src/query/encode/json-render.ts';
 import { MsgpackEncoder } from '../src/query/encode/msgpack-encoder.ts';
 import { resultColumns } from '../src/query/encode/result.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
+import { narrowedToken } from './rbac-setup.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
@@ -112,8 +114,11 @@ async function timePair(
   return { svc: { ms: median(svc), rows }, raw: { ms: median(raw) }, pairs: svc.length };
 }
 
+/** The svc side's token: the admin's unless BENCH_RBAC=1. */
+let token: string | undefined;
+
 async function viaHttp(s: TestServer, route: string, sql: string): Promise<number> {
-  const r = await s.fetch(route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
+  const r = await s.fetch(route, { method: 'POST', token, headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
   const bytes = await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`${route} ${r.status}: ${new TextDecoder().decode(bytes).slice(0, 300)}`);
   return bytes.byteLength;
@@ -203,6 +208,7 @@ async function main(): Promise<void> {
     await conn.run('SET preserve_insertion_order = false');
     await conn.run(`CREATE VIEW cpu AS SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
     s = await startServer({ dir, env: { SVC_QUERY_TIMEOUT: '600s' } });
+    if (process.env.BENCH_RBAC === '1') token = await narrowedToken(s, 'bench-narrowed');
     const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const lastHour = new Date(START + 23 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const cases: { name: string; sql: string; route?: string; rows?: number; target: string }[] = [
@@ -229,7 +235,7 @@ async function main(): Promise<void> {
       process.stderr.write(`${lines[lines.length - 1]}\n`);
     }
     const native = await nativeVsTypescript(conn);
-    process.stdout.write(`\nquery bench: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
+    process.stdout.write(`\nquery bench${token ? ' (token in 3 teams with 20 roles)' : ''}: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
     process.stdout.write(`\nnative vs TypeScript encoders, in this process (encode only, medians):\n\n${native.join('\n')}\n`);
   } finally {
     await s?.cleanup();

@@ -18,7 +18,7 @@ import {
   recoverCompactions,
   secretKeyPath,
 } from './admin/index.ts';
-import { TokenService, TokenStore } from './auth/index.ts';
+import { createRbac, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
@@ -65,6 +65,7 @@ import { ServiceStack } from './lib/service-stack.ts';
 import { AppError, StartupError, messageOf } from './lib/errors.ts';
 import { configureNative } from './native/index.ts';
 import { Readiness } from './lib/readiness.ts';
+import { UNRESTRICTED } from './lib/table-access.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
@@ -82,6 +83,8 @@ const REPLICATED_TABLES = [
   { table: 'retention_policies', key: 'id' },
   { table: 'continuous_queries', key: 'id' },
   { table: 'mqtt_subscriptions', key: 'id' },
+  // Parents before children: a full reload replaces tables in this order.
+  ...['rbac_organizations', 'rbac_teams', 'rbac_members', 'rbac_roles', 'rbac_measurement_grants'].map((table) => ({ table, key: 'id' })),
 ];
 
 /** A running server: its listeners and the way to stop it. */
@@ -138,7 +141,10 @@ async function composeServices(
 
   const catalog: CatalogDb = openCatalog(config.auth.db_path, migrations);
   services.add('catalog', () => catalog.close());
-  const tokens = new TokenService(new TokenStore(catalog), { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
+  const tokenStore = new TokenStore(catalog);
+  const tokens = new TokenService(tokenStore, { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
+  // The one authorizer: every route's access, and that of the owners of continuous queries and retention policies.
+  const { authorizer, rbac } = createRbac(catalog, tokenStore, config.rbac.enabled);
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
@@ -165,6 +171,7 @@ async function composeServices(
   const replicated = cluster
     ? new ReplicatedMetadata(cluster.client, cluster.settings.prefix, new ReplicationStore(catalog, REPLICATED_TABLES), logger.child({ component: 'replicated-metadata' }), (table) => {
         if (table === 'tokens') tokens.invalidateCache();
+        if (table.startsWith('rbac_')) authorizer.invalidate();
         if (table === 'databases') databasesChanged();
       })
     : null;
@@ -225,7 +232,10 @@ async function composeServices(
     secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
     // The in-process memory service's token exists only in this process's database; a restore keeps it.
     keep: [{ table: 'tokens', where: "name = 'memory-service'" }],
-    onMetadataRestored: () => void tokens.invalidateCache(),
+    onMetadataRestored: () => {
+      tokens.invalidateCache();
+      authorizer.invalidate();
+    },
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
@@ -247,10 +257,11 @@ async function composeServices(
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
     config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
-    write: (database, batches) => writes.write(database, batches),
+    write: (database, batches, access) => writes.write(database, batches, access),
+    ownerAccess: (owner) => (owner === null ? UNRESTRICTED : authorizer.accessForToken(owner)),
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
-  const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches)) });
+  const mqtt = createMqttService({ catalog, config, logger, write: async (database, batches) => void (await writes.write(database, batches, UNRESTRICTED)) });
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
   services.add('imports', () => imports.stop());
@@ -262,6 +273,8 @@ async function composeServices(
     logger,
     metrics,
     tokens,
+    authorizer,
+    rbac,
     readiness,
     storageHealth: () => ({ hot: opened.health.view() }),
     afterMutation: replicated ? () => replicated.drain() : undefined,

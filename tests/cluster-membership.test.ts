@@ -138,6 +138,39 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     }, 1000);
   });
 
+  test('RBAC records replicate: a role set on one node narrows the token on every node, and survives the token rotated elsewhere', async () => {
+    const post = async (n: TestServer, path: string, body?: unknown) => {
+      const res = await n.fetch(path, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      const out = (await res.json()) as { id: string; token: string };
+      if (res.status >= 300) throw new Error(`${path} on ${n.url}: ${res.status} ${JSON.stringify(out)}`);
+      return out;
+    };
+    const { id, token } = await post(nodes.writer!, '/api/v1/auth/tokens', { name: 'rbac-replicated', permissions: ['read', 'write'] });
+    const org = await post(nodes.writer!, '/api/v1/rbac/organizations', { name: 'rep-org' });
+    const team = await post(nodes.writer!, `/api/v1/rbac/organizations/${org.id}/teams`, { name: 'rep-team' });
+    const role = await post(nodes.writer!, `/api/v1/rbac/teams/${team.id}/roles`, { name: 'only-db2', database_pattern: 'db2', permissions: ['read'] });
+    await post(nodes.writer!, `/api/v1/rbac/roles/${role.id}/measurements`, { measurement_pattern: 'cpu*', permissions: ['read'] });
+    await post(nodes.writer!, `/api/v1/rbac/teams/${team.id}/members`, { token_id: id });
+    const check = (n: TestServer, db: string) => get(n, `/api/v1/rbac/check?token_id=${id}&database=${db}&measurement=cpu&action=read`);
+    for (const n of [nodes.reader!, nodes.compactorB!]) {
+      await until('the role to narrow the token', async () => (await check(n, 'db1')).body.allowed === false && (await check(n, 'db2')).body.allowed === true, 2000);
+    }
+    const query = (n: TestServer, tok: string) => n.fetch('/api/v1/query', { method: 'POST', token: tok, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT count(*) FROM db1.cpu' }) });
+    expect((await query(nodes.reader!, token)).status).toBe(403);
+    // A token rewritten by another node (rotate) keeps its memberships on the others.
+    const fresh = (await post(nodes.compactorA!, `/api/v1/auth/tokens/${id}/rotate`)).token;
+    await until('the rotated token on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200, 2000);
+    expect((await get(nodes.reader!, `/api/v1/rbac/tokens/${id}/effective`)).body.teams).toHaveLength(1);
+    expect((await query(nodes.reader!, fresh)).status).toBe(403);
+    // Deleting the organization on one node removes its team, roles and the membership everywhere.
+    expect((await nodes.reader!.fetch(`/api/v1/rbac/organizations/${org.id}`, { method: 'DELETE' })).status).toBe(200);
+    for (const n of [nodes.writer!, nodes.compactorB!]) {
+      await until('the membership gone', async () => (await get(n, `/api/v1/rbac/tokens/${id}/effective`)).body.teams.length === 0, 2000);
+      expect((await get(n, `/api/v1/rbac/roles/${role.id}`)).status).toBe(404);
+    }
+    expect((await check(nodes.writer!, 'db1')).body.allowed).toBe(true);
+  });
+
   test('kill -9 of the active compactor: the other takes over within failover_timeout; the dead node is listed, then removed', async () => {
     const killedAt = Date.now();
     await nodes.compactorA!.kill();

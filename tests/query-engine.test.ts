@@ -12,6 +12,7 @@ import type { ColumnBatch } from '../src/ingest/index.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { JsonEncoder, QueryService, type SourceFile, type TableSource } from '../src/query/index.ts';
 import { CANARY, HOSTILE_QUERIES } from './helpers/hostile-queries.ts';
+import { UNRESTRICTED } from '../src/lib/table-access.ts';
 
 const H = 3_600_000_000; // one hour in µs
 const T0 = Date.UTC(2024, 0, 1) * 1000;
@@ -50,7 +51,7 @@ async function writeHours(db: string, m: string, hours: number, valueSql: string
 }
 
 async function run(svc: QueryService, sql: string, opts: { database?: string; prune?: boolean } = {}) {
-  const out = await svc.run({ sql, database: opts.database, prune: opts.prune }, (cols) => new JsonEncoder(cols));
+  const out = await svc.run({ sql, database: opts.database, prune: opts.prune, access: UNRESTRICTED }, (cols) => new JsonEncoder(cols));
   const body = JSON.parse(Buffer.concat(await out.encoder.finish({ executionTimeMs: 0 })).toString());
   return { body, profile: out.profile };
 }
@@ -238,7 +239,7 @@ describe('cancellation', () => {
     setTimeout(() => ac.abort(), 100);
     const started = performance.now();
     const err = await service
-      .run({ sql: 'SELECT count(*) FROM range(100000000) a, range(1000) b WHERE a.range * b.range = 7', signal: ac.signal }, (c) => new JsonEncoder(c))
+      .run({ sql: 'SELECT count(*) FROM range(100000000) a, range(1000) b WHERE a.range * b.range = 7', signal: ac.signal, access: UNRESTRICTED }, (c) => new JsonEncoder(c))
       .catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/client disconnected/);
     expect(performance.now() - started).toBeLessThan(5000);

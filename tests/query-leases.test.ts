@@ -12,6 +12,7 @@ import { ConnectionPool, DuckDBInstance, createSandboxedInstance } from '../src/
 import { Logger } from '../src/observability/index.ts';
 import { ManifestTableSource, QueryService } from '../src/query/index.ts';
 import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
+import { UNRESTRICTED } from '../src/lib/table-access.ts';
 
 test('a file replaced while a query reads it is deleted only after the query ends', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
@@ -36,7 +37,7 @@ test('a file replaced while a query reads it is deleted only after the query end
   const readingStarted = new Promise<void>((r) => (started = r));
   let openGate!: () => void;
   const gate = new Promise<void>((r) => (openGate = r));
-  const running = queries.execute({ sql: 'SELECT v FROM db.m' }, async (_columns, next) => {
+  const running = queries.execute({ sql: 'SELECT v FROM db.m', access: UNRESTRICTED }, async (_columns, next) => {
     let rows = 0;
     for (let chunk = await next(), first = true; chunk; chunk = await next(), first = false) {
       rows += chunk.rowCount;

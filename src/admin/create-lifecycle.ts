@@ -23,6 +23,8 @@ import { ExecutionStore } from './execution-store.ts';
 import { MeasurementLocks } from './measurement-locks.ts';
 import type { RetentionPolicy } from './retention/retention-schema.ts';
 import { RetentionService } from './retention/retention-service.ts';
+import type { TableAccess } from '../lib/table-access.ts';
+import type { OwnerAccess } from './caller.ts';
 import { RowRemover } from './rewrite/row-remover.ts';
 import { Scheduler } from './scheduler.ts';
 
@@ -35,8 +37,10 @@ export interface LifecycleDeps {
   reaper: FileReaper;
   buffers: Pick<BufferSet, 'measurements' | 'flushMeasurement' | 'dropDatabase'>;
   databases: DatabaseStore;
-  queries: Pick<QueryService, 'run'>;
-  write(database: string, batches: ColumnBatch[]): Promise<number>;
+  queries: Pick<QueryService, 'run' | 'estimate'>;
+  write(database: string, batches: ColumnBatch[], access: TableAccess): Promise<number>;
+  /** The access of the owner of a continuous query or retention policy, at the moment of a run. */
+  ownerAccess: OwnerAccess;
   /** Absolute storage root (the only folder the maintenance instance may touch). */
   root: string;
   logger: Logger;
@@ -78,11 +82,11 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
   });
   const deletes = new DeleteService({ remover, pool, settings: { enabled: config.delete.enabled, max_rows_per_delete: config.delete.max_rows_per_delete } });
   const retention = new RetentionService({
-    store: new DefinitionStore<RetentionPolicy>(d.catalog, 'retention_policies'), executions, remover, measurementsOf, scheduler,
+    store: new DefinitionStore<RetentionPolicy>(d.catalog, 'retention_policies'), executions, remover, measurementsOf, scheduler, ownerAccess: d.ownerAccess,
     settings: { enabled: config.retention.enabled, schedule: config.retention.schedule }, logger,
   });
   const continuousQueries = new ContinuousQueryService({
-    store: new DefinitionStore<ContinuousQuery>(d.catalog, 'continuous_queries'), executions, queries: d.queries, remover, write: d.write, pool, scheduler,
+    store: new DefinitionStore<ContinuousQuery>(d.catalog, 'continuous_queries'), executions, queries: d.queries, remover, write: d.write, ownerAccess: d.ownerAccess, pool, scheduler,
     settings: { enabled: config.continuous_queries.enabled, schedule: config.continuous_queries.schedule }, logger,
   });
   return {

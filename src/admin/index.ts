@@ -34,3 +34,4 @@ export { ContinuousQueryService, type CqExecution } from './continuous-queries/c
 export { createCqBody, updateCqBody, type ContinuousQuery } from './continuous-queries/cq-schema.ts';
 export { createLifecycle, type Lifecycle, type LifecycleDeps } from './create-lifecycle.ts';
 export { IMPORT_MAX_BYTES, ImportService, rfc3339Micros, type ImportDeps, type ImportFormatOptions, type ImportRequest, type ImportResult } from './import/index.ts';
+export type { Caller, OwnerAccess } from './caller.ts';

@@ -1,12 +1,13 @@
 /**
- * The one way rows enter storage, shared by every write route: validate names, register the
- * database, wait for flush-queue room, append to the WAL (when on), then buffer. When `write`
+ * The one way rows enter storage, shared by every write route: validate names, authorize every
+ * measurement of the batch (all or nothing), register the database, wait for flush-queue room, append to the WAL (when on), then buffer. When `write`
  * resolves the rows are acknowledged: queryable at once and never dropped.
  */
 import type { DatabaseStore } from '../catalog/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import { invalid, unavailable } from '../lib/errors.ts';
 import { assertDatabaseName, columnNameProblem, measurementNameProblem } from '../lib/names.ts';
+import { assertAllowed, type TableAccess } from '../lib/table-access.ts';
 import type { SvcMetrics } from '../observability/index.ts';
 import type { BufferSet } from './buffer-set.ts';
 
@@ -50,11 +51,16 @@ export class WriteService {
     return rows;
   }
 
-  /** Validates, then makes `batches` durable-as-configured and visible; resolves to the number of rows written. */
-  async write(database: string, batches: ColumnBatch[]): Promise<number> {
+  /**
+   * Validates, checks that `access` may write every measurement of the batch (403 naming the first
+   * that it may not, and nothing is stored), then makes `batches` durable-as-configured and visible;
+   * resolves to the number of rows written.
+   */
+  async write(database: string, batches: ColumnBatch[], access: TableAccess): Promise<number> {
     assertDatabaseName(database);
     const rows = this.validate(batches);
     if (rows === 0) return 0;
+    assertAllowed(access, 'write', database, measurementsOf(batches));
     const problem = this.deps.storageProblem?.();
     if (problem) throw unavailable(`cannot accept write: ${problem}; retry later`, 5);
     this.deps.databases.ensure(database);
@@ -84,4 +90,11 @@ function byMeasurement(batches: readonly ColumnBatch[]): ColumnBatch[][] {
     else groups.set(b.measurement, [b]);
   }
   return [...groups.values()];
+}
+
+/** Distinct measurement names of `batches`. */
+function measurementsOf(batches: readonly ColumnBatch[]): Set<string> {
+  const names = new Set<string>();
+  for (const b of batches) names.add(b.measurement);
+  return names;
 }

@@ -141,4 +141,53 @@ export const migrations: readonly Migration[] = [
     );
     CREATE INDEX lifecycle_executions_by_owner ON lifecycle_executions(kind, owner_id, id);`,
   },
+  {
+    // RBAC (auth/rbac/rbac-store.ts): organizations hold teams; a team has token members and roles; a
+    // role may narrow itself to measurements. Deleting a parent (or a token) removes what hangs off it.
+    // Every table has one key column (a membership's is `<team_id>:<token_id>`), as cluster replication needs.
+    id: '0009_rbac',
+    sql: `CREATE TABLE rbac_organizations (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL UNIQUE,
+      description TEXT NOT NULL DEFAULT '',
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE TABLE rbac_teams (
+      id TEXT PRIMARY KEY,
+      org_id TEXT NOT NULL REFERENCES rbac_organizations(id) ON DELETE CASCADE,
+      name TEXT NOT NULL,
+      description TEXT NOT NULL DEFAULT '',
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      UNIQUE (org_id, name)
+    );
+    CREATE TABLE rbac_members (
+      id TEXT PRIMARY KEY,
+      team_id TEXT NOT NULL REFERENCES rbac_teams(id) ON DELETE CASCADE,
+      token_id TEXT NOT NULL REFERENCES tokens(id) ON DELETE CASCADE,
+      created_at TEXT NOT NULL,
+      UNIQUE (team_id, token_id)
+    );
+    CREATE INDEX rbac_members_by_token ON rbac_members(token_id);
+    CREATE TABLE rbac_roles (
+      id TEXT PRIMARY KEY,
+      team_id TEXT NOT NULL REFERENCES rbac_teams(id) ON DELETE CASCADE,
+      name TEXT NOT NULL,
+      database_pattern TEXT NOT NULL,
+      permissions TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      UNIQUE (team_id, name)
+    );
+    CREATE TABLE rbac_measurement_grants (
+      id TEXT PRIMARY KEY,
+      role_id TEXT NOT NULL REFERENCES rbac_roles(id) ON DELETE CASCADE,
+      measurement_pattern TEXT NOT NULL,
+      permissions TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE INDEX rbac_grants_by_role ON rbac_measurement_grants(role_id);`,
+  },
 ];

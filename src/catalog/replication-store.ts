@@ -101,15 +101,25 @@ export class ReplicationStore {
     return this.db.query<Row, []>(`SELECT * FROM ${ident(table)}${t.localOnly ? ` WHERE NOT (${t.localOnly('')})` : ''}`).all();
   }
 
+  /**
+   * Runs `fn` with capture off and foreign keys unenforced: INSERT OR REPLACE of a parent row (a token,
+   * an RBAC team) would otherwise cascade-delete its children here, and rows may arrive child first.
+   * The node that deleted a parent sends its cascaded deletions as changes of their own.
+   */
   private applying<T>(fn: () => T): T {
-    return this.db.transaction(() => {
-      this.db.exec('UPDATE temp.replication_flags SET applying = 1');
-      try {
-        return fn();
-      } finally {
-        this.db.exec('UPDATE temp.replication_flags SET applying = 0');
-      }
-    })();
+    this.db.exec('PRAGMA foreign_keys = OFF');
+    try {
+      return this.db.transaction(() => {
+        this.db.exec('UPDATE temp.replication_flags SET applying = 1');
+        try {
+          return fn();
+        } finally {
+          this.db.exec('UPDATE temp.replication_flags SET applying = 0');
+        }
+      })();
+    } finally {
+      this.db.exec('PRAGMA foreign_keys = ON');
+    }
   }
 
   private upsert(table: string, row: Row): void {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { serverSection } from './sections/server.ts';
 import { authSection } from './sections/auth.ts';
+import { rbacSection } from './sections/rbac.ts';
 import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
@@ -23,6 +24,7 @@ import {
 export const sections = {
   server: serverSection,
   auth: authSection,
+  rbac: rbacSection,
   storage: storageSection,
   ingest: ingestSection,
   wal: walSection,
@@ -47,6 +49,7 @@ export type SectionName = keyof typeof sections;
 export const configSchema = z.object({
   server: serverSection.prefault({}),
   auth: authSection.prefault({}),
+  rbac: rbacSection.prefault({}),
   storage: storageSection.prefault({}),
   ingest: ingestSection.prefault({}),
   wal: walSection.prefault({}),

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { TokenService } from '../auth/index.ts';
+import type { Authorizer, RbacService, TokenService } from '../auth/index.ts';
 import type { ClusterNode } from '../cluster/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../lib/readiness.ts';
@@ -7,11 +7,13 @@ import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
 import { authenticate } from './middleware/auth.ts';
+import { authorize } from './middleware/authorize.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { clusterGate } from './middleware/cluster-gate.ts';
 import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
+import { rbacRoutes } from './routes/rbac-routes.ts';
 import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
 
 /** Everything the HTTP layer needs, built by main.ts. Feature services are added here as they land. */
@@ -20,6 +22,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: SvcMetrics;
   tokens: TokenService;
+  authorizer: Authorizer;
+  rbac: RbacService;
   readiness: Readiness;
   storageHealth: StorageHealth;
   /** Extra routers mounted by features: [base path, router]. */
@@ -37,6 +41,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+  app.use('*', authorize(deps.authorizer));
   // Before any body is read: a forwarded request streams its body on unread.
   if (deps.cluster) {
     const cl = deps.config.cluster;
@@ -59,6 +64,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));
+  app.route('/api/v1/rbac', rbacRoutes(deps.rbac, deps.authorizer));
   for (const [base, router] of deps.routers ?? []) app.route(base, router);
   return app;
 }

@@ -8,6 +8,7 @@
  * appears twice, once per reference.
  */
 import type { DuckDBConnection } from '../duckdb/index.ts';
+import type { TableAccess } from '../lib/table-access.ts';
 import { evaluateBounds } from './execution.ts';
 import { planQuery } from './plan.ts';
 import { guardTree } from './sql/guard.ts';
@@ -40,10 +41,10 @@ export interface QueryEstimate {
 const iso = (us: number | undefined) => (us === undefined ? null : new Date(Math.floor(us / 1000)).toISOString());
 
 /** Plans `sql` without running it and sums what it would read. */
-export async function estimateQuery(conn: DuckDBConnection, source: TableSource, sql: string, database: string | undefined): Promise<QueryEstimate> {
+export async function estimateQuery(conn: DuckDBConnection, source: TableSource, sql: string, database: string | undefined, access: TableAccess): Promise<QueryEstimate> {
   const tree = await parseSql(conn, sql);
   guardTree(tree);
-  const refs = findMeasurementRefs(tree, database);
+  const refs = findMeasurementRefs(tree, database, access);
   const bounds = await evaluateBounds(conn, refs);
   const plan = planQuery(source, refs, bounds);
   const measurements = plan.refs.map((r): RefEstimate => {

@@ -19,6 +19,7 @@ import { treeJson, type SerializedSql } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
 import type { RenderedResult } from './encode/json-render.ts';
 import { setBounded } from '../lib/bounded-map.ts';
+import type { TableAccess } from '../lib/table-access.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
@@ -53,6 +54,8 @@ export interface QueryProfile {
 export interface ExecuteOptions {
   sql: string;
   database?: string;
+  /** What the caller may read: every referenced measurement is checked (sql/references.ts). */
+  access: TableAccess;
   /** false: read every file (the pruning-equivalence test compares both). */
   prune?: boolean;
   /**
@@ -72,7 +75,7 @@ export async function executeSelect<R>(
   const t0 = performance.now();
   const tree = await parseSql(conn, opts.sql);
   guardTree(tree);
-  const refs = findMeasurementRefs(tree, opts.database);
+  const refs = findMeasurementRefs(tree, opts.database, opts.access);
   const bounds = await evaluateBounds(conn, refs, templateKey(opts.sql, opts.database, []));
   // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
   const plan = planQuery(source, refs, bounds, opts.prune !== false);

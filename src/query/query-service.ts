@@ -10,7 +10,8 @@ import type { ResultColumn } from './encode/result.ts';
 import { engineError, isInterrupt } from './engine-errors.ts';
 import { executeSelect, type ChunkEncoder, type ExecuteOptions, type QueryProfile, type ResultConsumer } from './execution.ts';
 import { estimateQuery, type QueryEstimate } from './estimate.ts';
-import { showSql } from './show-sql.ts';
+import { readableMeasurements, showSql } from './show-sql.ts';
+import type { TableAccess } from '../lib/table-access.ts';
 import { parseShow } from './sql/show.ts';
 import type { TableSource } from './table-source.ts';
 
@@ -27,6 +28,8 @@ export interface QueryRequest {
   sql: string;
   /** x-svc-database: resolves bare measurement names. */
   database?: string;
+  /** What the caller may read (auth/rbac's authorizer; UNRESTRICTED for admins and internal work). */
+  access: TableAccess;
   /** Aborts (client disconnect) cancel the running statement. */
   signal?: AbortSignal;
   /** Refuse SHOW/DESCRIBE with this message (the Arrow route). */
@@ -78,8 +81,9 @@ export class QueryService {
       if (show && req.refuseShow) throw new AppError('invalid', req.refuseShow);
       const out = await this.withConnection(req.signal, async (conn) => {
         if (!show) return executeSelect(conn, this.source, req, consume);
-        const sql = await showSql(show, req.database, this.source, (describe) => this.columnsOf(conn, describe, req.database));
-        return executeSelect(conn, this.source, { sql }, consume);
+        const sql = await showSql(show, req.database, this.source, req.access, (describe) => this.columnsOf(conn, describe, req.database, req.access));
+        // The listing's own SQL reads no measurement.
+        return executeSelect(conn, this.source, { sql, access: req.access }, consume);
       });
       const executionTimeMs = Math.round((performance.now() - started) * 1000) / 1000;
       this.noteSlow(req.sql, executionTimeMs, out.result.rowCount);
@@ -91,18 +95,18 @@ export class QueryService {
   }
 
   /** Files, bytes and rows a query would scan (see estimate.ts). */
-  async estimate(req: { sql: string; database?: string }): Promise<QueryEstimate> {
-    return this.withConnection(undefined, (conn) => estimateQuery(conn, this.source, req.sql, req.database));
+  async estimate(req: { sql: string; database?: string; access: TableAccess }): Promise<QueryEstimate> {
+    return this.withConnection(undefined, (conn) => estimateQuery(conn, this.source, req.sql, req.database, req.access));
   }
 
-  /** Measurements with data, optionally of one database. */
-  measurements(database?: string): { database: string; measurement: string }[] {
-    return this.source.measurements(database);
+  /** Measurements with data that `access` may read, optionally of one database. */
+  measurements(access: TableAccess, database?: string): { database: string; measurement: string }[] {
+    return readableMeasurements(this.source.measurements(database), access);
   }
 
   /** Columns and DuckDB types of `SELECT * FROM <sql's table>` (for DESCRIBE). */
-  private async columnsOf(conn: DuckDBConnection, sql: string, database: string | undefined): Promise<ResultColumn[]> {
-    const { columns } = await executeSelect(conn, this.source, { sql, database }, async () => ({ rowCount: 0 }));
+  private async columnsOf(conn: DuckDBConnection, sql: string, database: string | undefined, access: TableAccess): Promise<ResultColumn[]> {
+    const { columns } = await executeSelect(conn, this.source, { sql, database, access }, async () => ({ rowCount: 0 }));
     return columns;
   }
 

@@ -4,8 +4,10 @@
  *   SHOW DATABASES            -> name
  *   SHOW MEASUREMENTS|TABLES  -> database, name (FROM <db> or x-svc-database narrows it)
  *   SHOW COLUMNS / DESCRIBE   -> column_name, column_type (DuckDB type names)
+ * Listings hold only what `access` may read; DESCRIBE reads its table like any query (checked there).
  */
 import { invalid } from '../lib/errors.ts';
+import type { TableAccess } from '../lib/table-access.ts';
 import type { ResultColumn } from './encode/result.ts';
 import { ident, literal } from './sql/rewrite.ts';
 import type { ShowCommand } from './sql/show.ts';
@@ -23,14 +25,16 @@ export async function showSql(
   cmd: ShowCommand,
   defaultDatabase: string | undefined,
   source: TableSource,
+  access: TableAccess,
   describe: (sql: string) => Promise<ResultColumn[]>,
 ): Promise<string> {
   switch (cmd.kind) {
     case 'databases':
-      return valuesSql(['name'], source.databases().map((d) => [d]));
+      return valuesSql(['name'], source.databases().filter((d) => access.allowsDatabase('read', d)).map((d) => [d]));
     case 'measurements': {
       const db = cmd.database ?? defaultDatabase;
-      return valuesSql(['database', 'name'], source.measurements(db).map((m) => [m.database, m.measurement]));
+      const readable = readableMeasurements(source.measurements(db), access);
+      return valuesSql(['database', 'name'], readable.map((m) => [m.database, m.measurement]));
     }
     case 'columns': {
       const db = cmd.database ?? defaultDatabase;
@@ -39,4 +43,9 @@ export async function showSql(
       return valuesSql(['column_name', 'column_type'], columns.map((c) => [c.name, c.type]));
     }
   }
+}
+
+/** The measurements of `list` that `access` may read (SHOW MEASUREMENTS, GET /api/v1/measurements). */
+export function readableMeasurements<T extends { database: string; measurement: string }>(list: readonly T[], access: TableAccess): T[] {
+  return list.filter((m) => access.allows('read', m.database, m.measurement));
 }

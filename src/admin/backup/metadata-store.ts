@@ -42,6 +42,10 @@ export function restoreTables(db: CatalogDb, path: string, keep: readonly KeepRo
     const names = tables('snap').filter((t) => live.has(t) && !NOT_RESTORED.has(t));
     const columns = (schema: string, t: string) => db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info(${sqlLiteral(t)}, ${sqlLiteral(schema)})`).all().map((r) => r.name);
     const counts: Record<string, number> = {};
+    // Tables are replaced whole, parents and children alike, so cascades would only delete rows about
+    // to be copied; rows left pointing at nothing (a team member whose token the restore kept out)
+    // are removed at the end instead, in the same transaction.
+    db.run('PRAGMA foreign_keys = OFF');
     db.transaction(() => {
       for (const t of names) {
         const liveCols = new Set(columns('main', t));
@@ -56,11 +60,22 @@ export function restoreTables(db: CatalogDb, path: string, keep: readonly KeepRo
         const from = `SELECT ${cols} FROM snap.${ident(t)}${keepSql ? ` WHERE NOT (${keepSql})` : ''}`;
         counts[t] = db.run(`INSERT OR REPLACE INTO main.${ident(t)} (${cols}) ${from}`).changes;
       }
+      dropDangling(db);
     })();
     return counts;
   } finally {
+    db.run('PRAGMA foreign_keys = ON');
     db.run('DETACH DATABASE snap');
   }
 }
 
 const sqlLiteral = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** Deletes rows whose foreign key points at nothing, repeating while a deletion leaves new ones (a chain of cascades). */
+function dropDangling(db: CatalogDb): void {
+  for (let round = 0; round < 16; round++) {
+    const bad = db.query<{ table: string; rowid: number }, []>('PRAGMA main.foreign_key_check').all();
+    if (bad.length === 0) return;
+    for (const r of bad) db.run(`DELETE FROM main.${ident(r.table)} WHERE rowid = ?`, [r.rowid]);
+  }
+}

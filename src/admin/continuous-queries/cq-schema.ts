@@ -36,6 +36,8 @@ export interface ContinuousQuery {
   schedule: string | null;
   interval: string | null;
   enabled: boolean;
+  /** The token that created or last updated it: each run has that token's access (null: unrestricted). */
+  owner_token_id?: string | null;
 }
 
 const db = z.string().superRefine(check(databaseNameProblem)).nullable();

@@ -13,6 +13,8 @@ import type { ColumnBatch } from '../../ingest/index.ts';
 import { conflict, invalid, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { QueryService } from '../../query/index.ts';
+import { assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
+import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
 import type { RowRemover } from '../rewrite/row-remover.ts';
@@ -37,10 +39,12 @@ export interface CqExecution extends ExecutionBase {
 export interface CqDeps {
   store: DefinitionStore<ContinuousQuery>;
   executions: ExecutionStore;
-  queries: Pick<QueryService, 'run'>;
+  queries: Pick<QueryService, 'run' | 'estimate'>;
   remover: RowRemover;
   /** The normal write path (WriteService.write). */
-  write(database: string, batches: ColumnBatch[]): Promise<number>;
+  write(database: string, batches: ColumnBatch[], access: TableAccess): Promise<number>;
+  /** The access of a query's owner at the moment of a run. */
+  ownerAccess: OwnerAccess;
   /** Maintenance connections, used to parse a query when it is saved. */
   pool: ConnectionPool;
   scheduler: Scheduler;
@@ -70,20 +74,25 @@ export class ContinuousQueryService {
     for (const q of this.deps.store.list()) this.schedule(q);
   }
 
-  /** Every continuous query. */
-  list(): Stored<ContinuousQuery>[] {
-    return this.deps.store.list();
+  /** Every continuous query about data `access` may read (its destination, and its source database). */
+  list(access: TableAccess): Stored<ContinuousQuery>[] {
+    return this.deps.store.list().filter((q) => visible(q, access));
   }
 
-  /** One query; 404 when unknown. */
-  get(id: number): Stored<ContinuousQuery> {
-    return this.find(id);
+  /** One query; 404 when unknown, 403 unless `access` may read its destination and its source database. */
+  get(id: number, access: TableAccess): Stored<ContinuousQuery> {
+    const q = this.find(id);
+    const t = targetsOf(q);
+    assertReadable(access, t.sourceDatabase, null);
+    assertReadable(access, t.destinationDatabase, t.destinationMeasurement);
+    return q;
   }
 
   /** Creates a query (400 on bad fields or SQL that is not one SELECT, 409 on a taken name) and schedules it. */
-  async create(input: CqInput): Promise<Stored<ContinuousQuery>> {
-    const q = toCq(input);
+  async create(input: CqInput, caller: Caller): Promise<Stored<ContinuousQuery>> {
+    const q: ContinuousQuery = { ...toCq(input), owner_token_id: caller.tokenId };
     await this.checkSql(q.query);
+    await this.checkAccess(q, caller.access);
     if (this.deps.store.nameTaken(q.name)) throw conflict(`continuous query '${q.name}' already exists`);
     const stored = this.deps.store.insert(q);
     this.schedule(stored);
@@ -91,9 +100,10 @@ export class ContinuousQueryService {
   }
 
   /** Updates a query; the new definition (and schedule) applies from its next run. */
-  async update(id: number, input: CqInput): Promise<Stored<ContinuousQuery>> {
-    const q = toCq(input, this.find(id));
+  async update(id: number, input: CqInput, caller: Caller): Promise<Stored<ContinuousQuery>> {
+    const q: ContinuousQuery = { ...toCq(input, this.find(id)), owner_token_id: caller.tokenId };
     await this.checkSql(q.query);
+    await this.checkAccess(q, caller.access);
     if (this.deps.store.nameTaken(q.name, id)) throw conflict(`continuous query '${q.name}' already exists`);
     const stored = this.deps.store.update(id, q)!;
     this.schedule(stored);
@@ -109,8 +119,8 @@ export class ContinuousQueryService {
   }
 
   /** The newest executions of a query (404 when unknown). */
-  executions(id: number, limit: number): CqExecution[] {
-    this.find(id);
+  executions(id: number, limit: number, access: TableAccess): CqExecution[] {
+    this.get(id, access);
     return this.deps.executions.list<CqExecution>('continuous_query', id, limit);
   }
 
@@ -136,7 +146,10 @@ export class ContinuousQueryService {
 
   private async runWindow(q: Stored<ContinuousQuery>, w: CqWindow, dryRun: boolean, rec: CqExecution): Promise<void> {
     const t = targetsOf(q);
-    const out = await this.deps.queries.run({ sql: bindWindow(q.query, w), database: t.sourceDatabase }, (cols) => new BatchCollector(cols, t.destinationMeasurement));
+    // The owner's rights now, not when the query was saved: the query engine checks every table it reads.
+    const access = this.deps.ownerAccess(q.owner_token_id ?? null);
+    assertAllowed(access, 'write', t.destinationDatabase, [t.destinationMeasurement]);
+    const out = await this.deps.queries.run({ sql: bindWindow(q.query, w), database: t.sourceDatabase, access }, (cols) => new BatchCollector(cols, t.destinationMeasurement));
     const batch = out.encoder.batch();
     rec.rows_written = batch.length;
     rec.status = 'success';
@@ -157,7 +170,7 @@ export class ContinuousQueryService {
       rec.status = 'partial';
       rec.error = `cannot replace the window in ${replaced.failed_files.length} destination file(s): ${Object.values(replaced.errors)[0]}`;
     }
-    if (batch.length > 0) await this.deps.write(t.destinationDatabase, [batch]);
+    if (batch.length > 0) await this.deps.write(t.destinationDatabase, [batch], access);
   }
 
   /** 400 unless `sql` (placeholders bound) parses as one SELECT; the full guard runs at each execution. */
@@ -167,6 +180,13 @@ export class ContinuousQueryService {
     const tree = JSON.parse(text) as { error: boolean; error_message?: string; statements?: unknown[] };
     if (tree.error) throw invalid(`query: must be one SELECT statement: ${tree.error_message ?? 'syntax error'}`);
     if ((tree.statements ?? []).length !== 1) throw invalid('query: must be one SELECT statement');
+  }
+
+  /** 403 unless `access` may read every table the query reads (resolved as the engine does) and write its destination. */
+  private async checkAccess(q: ContinuousQuery, access: TableAccess): Promise<void> {
+    const t = targetsOf(q);
+    assertAllowed(access, 'write', t.destinationDatabase, [t.destinationMeasurement]);
+    await this.deps.queries.estimate({ sql: bindWindow(q.query, { start: 0, end: 1 }), database: t.sourceDatabase, access });
   }
 
   private find(id: number): Stored<ContinuousQuery> {
@@ -208,3 +228,9 @@ const key = (id: number) => `continuous_query:${id}`;
 /** Recent executions looked at for failed windows, and the most re-run per fire. */
 const RETRY_LOOKBACK = 100;
 const MAX_RETRIES = 5;
+
+/** Whether `access` may see `q` (see ContinuousQueryService.get). */
+function visible(q: ContinuousQuery, access: TableAccess): boolean {
+  const t = targetsOf(q);
+  return isReadable(access, t.sourceDatabase, null) && isReadable(access, t.destinationDatabase, t.destinationMeasurement);
+}

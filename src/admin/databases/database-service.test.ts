@@ -7,6 +7,7 @@ import { Logger } from '../../observability/index.ts';
 import { FileReaper, LocalObjectStore } from '../../storage/index.ts';
 import { MeasurementLocks } from '../measurement-locks.ts';
 import { DatabaseService } from './database-service.ts';
+import { UNRESTRICTED } from '../../lib/table-access.ts';
 
 const HOUR = Date.UTC(2024, 0, 1) * 1000;
 
@@ -44,7 +45,7 @@ test('dropping a database does not delete a file a flush has put but not yet reg
       },
     },
   });
-  await service.drop('db', true);
+  await service.drop('db', true, UNRESTRICTED);
   expect(await store.stat(old)).toBeNull();
   expect(await store.stat(orphan)).toBeNull();
   expect(await store.stat(flushing)).not.toBeNull();

@@ -1,6 +1,7 @@
 import type { DatabaseStore, FileManifestStore } from '../../catalog/index.ts';
 import { conflict, forbidden, invalid, notFound, unavailable } from '../../lib/errors.ts';
 import { assertDatabaseName } from '../../lib/names.ts';
+import { accessDenied, assertAllowed, type TableAccess } from '../../lib/table-access.ts';
 import type { FileReaper, ObjectStore } from '../../storage/index.ts';
 import type { MeasurementLocks } from '../measurement-locks.ts';
 
@@ -37,43 +38,47 @@ export class DatabaseService {
     },
   ) {}
 
-  /** Every known database: created explicitly, by a write, or found with files. */
-  list(): DatabaseSummary[] {
+  /** Every known database `access` may read: created explicitly, by a write, or found with files; counts of readable measurements. */
+  list(access: TableAccess): DatabaseSummary[] {
     const names = new Set(this.deps.databases.list().map((d) => d.name));
     for (const { database } of this.deps.manifest.measurements()) names.add(database);
     for (const { database } of this.deps.buffered.measurements()) names.add(database);
-    return [...names].sort().map((name) => ({ name, measurement_count: this.measurementNames(name).length }));
+    const readable = [...names].filter((name) => access.allowsDatabase('read', name));
+    return readable.sort().map((name) => ({ name, measurement_count: this.readableNames(name, access).length }));
   }
 
-  /** Creates a database; 400 for a bad or reserved name, 409 when it exists. */
-  create(name: string): DatabaseSummary & { created_at: string } {
+  /** Creates a database; 400 for a bad or reserved name, 403 unless `access` may write to it, 409 when it exists. */
+  create(name: string, access: TableAccess): DatabaseSummary & { created_at: string } {
     assertDatabaseName(name);
+    if (!access.allowsDatabase('write', name)) throw accessDenied('write', name, '*');
     if (this.exists(name)) throw conflict(`database '${name}' already exists`);
     const created = this.deps.databases.create(name);
     if (!created) throw conflict(`database '${name}' already exists`);
     return { name, measurement_count: 0, created_at: created.createdAt };
   }
 
-  /** One database; 404 when unknown. */
-  get(name: string): DatabaseSummary {
-    this.assertExists(name);
-    return { name, measurement_count: this.measurementNames(name).length };
+  /** One database; 404 when unknown, 403 when `access` may read nothing of it. */
+  get(name: string, access: TableAccess): DatabaseSummary {
+    this.assertReadable(name, access);
+    return { name, measurement_count: this.readableNames(name, access).length };
   }
 
-  /** Measurement names of a database (files or buffered rows); 404 when the database is unknown. */
-  measurements(name: string): string[] {
-    this.assertExists(name);
-    return this.measurementNames(name);
+  /** Measurement names of a database that `access` may read (files or buffered rows); 404 when the database is unknown. */
+  measurements(name: string, access: TableAccess): string[] {
+    this.assertReadable(name, access);
+    return this.readableNames(name, access);
   }
 
   /**
    * Drops a database with all its files. Requires `delete.enabled` (403) and `confirm` (400). Files
    * leave the manifest in one transaction and are deleted by the reaper as soon as no query reads them.
    */
-  async drop(name: string, confirmed: boolean): Promise<{ message: string; files_deleted: number }> {
+  async drop(name: string, confirmed: boolean, access: TableAccess): Promise<{ message: string; files_deleted: number }> {
     if (!this.deps.deleteEnabled) throw forbidden('deleting is disabled: set delete.enabled=true');
     if (!confirmed) throw invalid('confirmation required: add ?confirm=true');
     this.assertExists(name);
+    if (!access.allowsDatabase('delete', name)) throw accessDenied('delete', name, '*');
+    assertAllowed(access, 'delete', name, this.measurementNames(name));
     const { manifest, store, reaper } = this.deps;
     const keys = this.measurementNames(name).map((measurement) => ({ database: name, measurement }));
     // Under the measurements' locks no delete, retention or continuous query rewrites these files meanwhile.
@@ -104,6 +109,15 @@ export class DatabaseService {
 
   private assertExists(name: string): void {
     if (!this.exists(name)) throw notFound(`database '${name}' not found`);
+  }
+
+  private assertReadable(name: string, access: TableAccess): void {
+    this.assertExists(name);
+    if (!access.allowsDatabase('read', name)) throw accessDenied('read', name, '*');
+  }
+
+  private readableNames(name: string, access: TableAccess): string[] {
+    return this.measurementNames(name).filter((m) => access.allows('read', name, m));
   }
 
   private measurementNames(name: string): string[] {

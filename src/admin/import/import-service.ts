@@ -14,6 +14,7 @@ import type { DuckDBConnection } from '../../duckdb/index.ts';
 import { multipartBoundary, spoolToFile, type CsvOptions, type ParquetOptions, type Precision } from '../../ingest/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { assertDatabaseName, assertMeasurementName } from '../../lib/names.ts';
+import { assertAllowed, type TableAccess } from '../../lib/table-access.ts';
 import type { Logger, SvcMetrics } from '../../observability/index.ts';
 import type { ParquetCompression } from '../../parquet/index.ts';
 import type { ObjectStore } from '../../storage/index.ts';
@@ -50,6 +51,8 @@ export type ImportFormatOptions =
 /** One import request: target database, the body stream and its content type, the format options. */
 export type ImportRequest = ImportFormatOptions & {
   database: string;
+  /** What the caller may write: every imported measurement is checked before anything is committed. */
+  access: TableAccess;
   body: ReadableStream<Uint8Array> | null;
   contentType: string | undefined;
 };
@@ -77,7 +80,7 @@ export class ImportService {
   async run(req: ImportRequest): Promise<ImportResult> {
     const started = performance.now();
     assertDatabaseName(req.database);
-    if (req.format !== 'lp') assertMeasurementName(req.measurement);
+    if (req.format !== 'lp') assertAllowed(req.access, 'write', req.database, [assertMeasurementName(req.measurement)]);
     const path = this.deps.store.scratchPath(`import-${req.format}`);
     try {
       const boundary = multipartBoundary(req.contentType);
@@ -123,6 +126,8 @@ export class ImportService {
       const t0 = performance.now();
       const staged: StagedMeasurement[] = await stageFile(conn, req, path, prefix, this.deps.writes, tables);
       const t1 = performance.now();
+      // Line-protocol files name their measurements inside; any forbidden one refuses the whole import.
+      assertAllowed(req.access, 'write', req.database, staged.map((s) => s.measurement));
       this.deps.databases.ensure(req.database);
       const summary = await commitStaged(this.deps, conns, req.database, staged);
       const columns = [...new Set(staged.flatMap((s) => s.table.columns.map((c) => c.name)))];

@@ -6,6 +6,7 @@
 import { randomId } from '../../lib/crypto.ts';
 import { AppError, conflict, messageOf, notFound, StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
+import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
 import { checkSettings, readTlsFiles, settingsFromCreate, settingsFromUpdate } from './subscription-settings.ts';
@@ -44,9 +45,14 @@ export class MqttService {
     this.logger = deps.logger.child({ component: 'mqtt' });
   }
 
-  /** Every subscription as `{id, name, broker, status, connected}`. */
-  list() {
-    return this.deps.store.list().map((r) => summaryView(r, this.live(r.id)));
+  /** Every subscription whose database `access` may read, as `{id, name, broker, status, connected}`. */
+  list(access: TableAccess) {
+    return this.deps.store.list().filter((r) => isReadable(access, r.database, null)).map((r) => summaryView(r, this.live(r.id)));
+  }
+
+  /** 404 when unknown, 403 unless `access` may read the subscription's database. */
+  assertVisible(id: string, access: TableAccess): void {
+    assertReadable(access, this.record(id).database, null);
   }
 
   /** One subscription's details; 404 when unknown. */
@@ -55,10 +61,11 @@ export class MqttService {
   }
 
   /** Creates a subscription (409 on a taken name) and starts it when auto_start is on. */
-  async create(input: CreateSubscriptionInput): Promise<SubscriptionDetails> {
+  async create(input: CreateSubscriptionInput, access: TableAccess): Promise<SubscriptionDetails> {
     const settings = settingsFromCreate(input);
     this.checkUnique(settings, null);
     checkSettings(settings);
+    checkWritable(settings, access);
     const now = new Date().toISOString();
     const id = `mqtt_${randomId(8)}`;
     const desired = settings.auto_start ? 'running' : 'stopped';
@@ -77,13 +84,14 @@ export class MqttService {
   }
 
   /** Replaces the fields given; 409 unless stopped. `password: null` removes the password. */
-  async update(id: string, input: UpdateSubscriptionInput): Promise<SubscriptionDetails> {
+  async update(id: string, input: UpdateSubscriptionInput, access: TableAccess): Promise<SubscriptionDetails> {
     return this.serialized(id, () => {
       const current = this.record(id);
       this.requireStopped(current, 'update');
       const settings = settingsFromUpdate(current, input);
       this.checkUnique(settings, id);
       checkSettings(settings);
+      checkWritable(settings, access);
       const next: SubscriptionRecord = { ...current, ...settings, updated_at: new Date().toISOString() };
       if (input.password === null || input.password === '') next.password_enc = null;
       else if (input.password !== undefined) next.password_enc = this.seal(input.password, id);
@@ -151,9 +159,9 @@ export class MqttService {
   }
 
   /** `{status, running_count, subscriptions_stats}` over every subscription. */
-  allStats() {
+  allStats(access: TableAccess) {
     const subscriptions_stats: Record<string, SubscriptionStatsView> = {};
-    for (const r of this.deps.store.list()) subscriptions_stats[r.id] = this.statsFor(r.id).view();
+    for (const r of this.deps.store.list()) if (isReadable(access, r.database, null)) subscriptions_stats[r.id] = this.statsFor(r.id).view();
     return { status: 'success', running_count: this.runtimes.size, subscriptions_stats };
   }
 
@@ -254,5 +262,17 @@ export class MqttService {
       if (this.locks.get(id) === settled) this.locks.delete(id);
     });
     return next;
+  }
+}
+
+/**
+ * 403 unless `access` may write where the subscription writes: its database (measurements named by
+ * unmapped topics are not known in advance) and every measurement its topic mapping names.
+ */
+function checkWritable(s: SubscriptionSettings, access: TableAccess): void {
+  if (!access.allowsDatabase('write', s.database)) throw accessDenied('write', s.database, '*');
+  for (const target of Object.values(s.topic_mapping)) {
+    const rule = typeof target === 'string' ? { measurement: target } : target;
+    assertAllowed(access, 'write', rule.database ?? s.database, [rule.measurement]);
   }
 }

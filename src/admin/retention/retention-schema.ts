@@ -24,6 +24,8 @@ export interface RetentionPolicy {
   buffer_days: number;
   schedule: string | null;
   enabled: boolean;
+  /** The token that created or last updated it: each run deletes with that token's access (null: unrestricted). */
+  owner_token_id?: string | null;
 }
 
 const fields = {

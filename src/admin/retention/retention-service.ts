@@ -8,6 +8,8 @@
 import { ExecutionRunner } from '../execution-runner.ts';
 import { conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
+import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
+import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
 import type { RowRemover } from '../rewrite/row-remover.ts';
@@ -39,6 +41,8 @@ export interface RetentionDeps {
   /** Measurements with files or buffered rows in a database. */
   measurementsOf(database: string): string[];
   scheduler: Scheduler;
+  /** The access of a policy's owner at the moment of a run. */
+  ownerAccess: OwnerAccess;
   /** `retention.enabled` (scheduling on) and `retention.schedule` (the default cron). */
   settings: { enabled: boolean; schedule: string };
   logger: Logger;
@@ -61,19 +65,21 @@ export class RetentionService {
     for (const p of this.deps.store.list()) this.schedule(p);
   }
 
-  /** Every policy. */
-  list(): RetentionPolicyView[] {
-    return this.deps.store.list().map(view);
+  /** Every policy about data `access` may read. */
+  list(access: TableAccess): RetentionPolicyView[] {
+    return this.deps.store.list().filter((p) => isReadable(access, p.database, p.measurement)).map(view);
   }
 
-  /** One policy; 404 when unknown. */
-  get(id: number): RetentionPolicyView {
-    return view(this.find(id));
+  /** One policy; 404 when unknown, 403 unless `access` may read what it covers. */
+  get(id: number, access: TableAccess): RetentionPolicyView {
+    const p = this.find(id);
+    assertReadable(access, p.database, p.measurement);
+    return view(p);
   }
 
   /** Creates a policy (400 on bad fields, 409 on a taken name) and schedules it. */
-  create(input: RetentionInput): RetentionPolicyView {
-    const policy = toPolicy(input);
+  create(input: RetentionInput, caller: Caller): RetentionPolicyView {
+    const policy = owned(toPolicy(input), caller);
     if (this.deps.store.nameTaken(policy.name)) throw conflict(`retention policy '${policy.name}' already exists`);
     const stored = this.deps.store.insert(policy);
     this.schedule(stored);
@@ -81,8 +87,8 @@ export class RetentionService {
   }
 
   /** Updates a policy; the new definition (and schedule) applies from its next run. */
-  update(id: number, input: RetentionInput): RetentionPolicyView {
-    const policy = toPolicy(input, this.find(id));
+  update(id: number, input: RetentionInput, caller: Caller): RetentionPolicyView {
+    const policy = owned(toPolicy(input, this.find(id)), caller);
     if (this.deps.store.nameTaken(policy.name, id)) throw conflict(`retention policy '${policy.name}' already exists`);
     const stored = this.deps.store.update(id, policy)!;
     this.schedule(stored);
@@ -98,8 +104,8 @@ export class RetentionService {
   }
 
   /** The newest executions of a policy (404 when unknown). */
-  executions(id: number, limit: number): RetentionExecution[] {
-    this.find(id);
+  executions(id: number, limit: number, access: TableAccess): RetentionExecution[] {
+    this.get(id, access);
     return this.deps.executions.list<RetentionExecution>('retention', id, limit);
   }
 
@@ -119,6 +125,8 @@ export class RetentionService {
       failed_files: [] as string[],
     };
     const rec = await this.runs.run<RetentionExecution>(id, `retention policy ${id}`, trigger, fields, async (rec) => {
+      // The owner's rights now; one measurement it may not delete refuses the run before anything goes.
+      assertAllowed(this.deps.ownerAccess(policy.owner_token_id ?? null), 'delete', policy.database, measurements);
       for (const measurement of measurements) {
         const r = await this.deps.remover.remove({
           database: policy.database,
@@ -162,3 +170,10 @@ export class RetentionService {
 }
 
 const key = (id: number) => `retention:${id}`;
+
+/** `policy` owned by `caller`: 403 unless its access may delete what the policy covers. */
+function owned(policy: RetentionPolicy, caller: Caller): RetentionPolicy {
+  if (policy.measurement) assertAllowed(caller.access, 'delete', policy.database, [policy.measurement]);
+  else if (!caller.access.allowsDatabase('delete', policy.database)) throw accessDenied('delete', policy.database, '*');
+  return { ...policy, owner_token_id: caller.tokenId };
+}

@@ -5,7 +5,7 @@ import { invalid } from '../../lib/errors.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
-import { historyLimit, idParam } from './lifecycle-params.ts';
+import { callerOf, historyLimit, idParam } from './lifecycle-params.ts';
 
 const instant = z.union([z.string(), z.number()]);
 /** Execute: optional window (`start_time`/`end_time`, or `start`/`end`: RFC 3339 or epoch ms; both or neither) and `dry_run`. */
@@ -32,13 +32,13 @@ export function continuousQueryRoutes(cqs: ContinuousQueryService) {
   app.use('*', async (c, next) => (c.req.method === 'GET' ? next() : requireAdmin(c, next)));
   const id = (c: Parameters<typeof idParam>[0]) => idParam(c, 'continuous query');
 
-  app.post('/', async (c) => c.json(await cqs.create(await readJson(c, createCqBody)), 201));
+  app.post('/', async (c) => c.json(await cqs.create(await readJson(c, createCqBody), callerOf(c)), 201));
   app.get('/', (c) => {
-    const list = cqs.list();
+    const list = cqs.list(c.get('access'));
     return c.json({ continuous_queries: list, count: list.length });
   });
-  app.get('/:id', (c) => c.json(cqs.get(id(c))));
-  app.put('/:id', async (c) => c.json(await cqs.update(id(c), await readJson(c, updateCqBody))));
+  app.get('/:id', (c) => c.json(cqs.get(id(c), c.get('access'))));
+  app.put('/:id', async (c) => c.json(await cqs.update(id(c), await readJson(c, updateCqBody), callerOf(c))));
   app.delete('/:id', (c) => {
     const query = id(c);
     cqs.delete(query);
@@ -54,7 +54,7 @@ export function continuousQueryRoutes(cqs: ContinuousQueryService) {
     return c.json(await cqs.execute(query, { window, dryRun: b.dry_run }));
   });
   app.get('/:id/executions', (c) => {
-    const executions = cqs.executions(id(c), historyLimit(c));
+    const executions = cqs.executions(id(c), historyLimit(c), c.get('access'));
     return c.json({ executions, count: executions.length });
   });
   return app;

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { DeleteService } from '../../admin/index.ts';
+import { assertAllowed } from '../../lib/table-access.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
@@ -21,6 +22,7 @@ export function deleteRoutes(deletes: DeleteService) {
   const app = new Hono<AppEnv>();
   app.post('/', requireAdmin, async (c) => {
     const body = await readJson(c, deleteBody);
+    assertAllowed(c.get('access'), 'delete', body.database, [body.measurement]);
     const result = await deletes.delete({ ...body, confirm: body.confirm === true });
     return c.json(result, result.failed_files.length > 0 ? 207 : 200);
   });

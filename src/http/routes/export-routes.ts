@@ -20,7 +20,7 @@ export function exportRoutes(queries: QueryService) {
   const app = new Hono<AppEnv>();
   app.post('/query/export', requirePermission('read'), async (c) => {
     const body = await readJson(c, exportBody);
-    const req = { sql: body.sql, database: c.req.header('x-svc-database') || undefined, signal: c.req.raw.signal, refuseShow: 'SHOW and DESCRIBE statements cannot be exported: run them on POST /api/v1/query' };
+    const req = { sql: body.sql, database: c.req.header('x-svc-database') || undefined, access: c.get('access'), signal: c.req.raw.signal, refuseShow: 'SHOW and DESCRIBE statements cannot be exported: run them on POST /api/v1/query' };
     const file = await exportQuery(queries, req, body.format);
     const name = body.filename ?? `svc-export.${file.extension}`;
     return c.body(file.bytes as Uint8Array<ArrayBuffer>, 200, {

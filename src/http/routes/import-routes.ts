@@ -63,7 +63,7 @@ export function importRoutes(deps: ImportRouteDeps) {
   const app = new Hono<AppEnv>();
   const importGuards = [requirePermission('write'), declaredLimit(deps.importMaxBytes ?? IMPORT_MAX_BYTES), database(DATABASE_RULES.importWrite)] as const;
   const run = async (c: Context<AppEnv>, opts: ImportFormatOptions) =>
-    c.json(await deps.imports.run({ ...opts, database: c.var.database!, body: c.req.raw.body, contentType: c.req.header('content-type') }));
+    c.json(await deps.imports.run({ ...opts, database: c.var.database!, access: c.get('access'), body: c.req.raw.body, contentType: c.req.header('content-type') }));
 
   app.post('/api/v1/import/csv', ...importGuards, (c) => {
     const q = readQuery(c, csvQuery);
@@ -93,7 +93,7 @@ export function importRoutes(deps: ImportRouteDeps) {
     const q = readQuery(c, tleQuery);
     deps.metrics.ingestBytes.inc(c.var.bodyBytes);
     const parsed = parseTle(new TextDecoder().decode(c.var.body), q.measurement);
-    const written = await deps.writes.write(c.var.database!, parsed.batch.length > 0 ? [parsed.batch] : []);
+    const written = await deps.writes.write(c.var.database!, parsed.batch.length > 0 ? [parsed.batch] : [], c.get('access'));
     if (parsed.rejected === 0 && written === 0) throw invalid('cannot write TLE: the body has no element sets');
     if (parsed.rejected > 0) {
       const first = parsed.errors[0]!;

@@ -90,7 +90,7 @@ export function ingestRoute(format: IngestFormat, rule: DatabaseRule, deps: Writ
   const app = new Hono<AppEnv>();
   app.post('/', requirePermission('write'), counted, database(rule), deps.body, async (c) => {
     const parsed = format.parse(c.var.body, c);
-    const written = await deps.writes.write(c.var.database!, parsed.batches);
+    const written = await deps.writes.write(c.var.database!, parsed.batches, c.get('access'));
     counts.records.inc(written);
     deps.metrics.ingestBytes.inc(c.var.bodyBytes);
     if (parsed.rejected > 0) {

@@ -63,14 +63,14 @@ export function queryRoutes(queries: QueryService) {
   // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
   app.post('/query', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: c.var.database, signal: c.req.raw.signal, render: renderFloatsAsJson };
+    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson };
     const body = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 
   app.post('/query/arrow', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: c.var.database, signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
+    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
     const body = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
   });
@@ -82,7 +82,7 @@ export function queryRoutes(queries: QueryService) {
     // The map is emitted whole at the end, so compressing it is one call over all of it. Level 1: on
     // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
     const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
-    const body = await streamQuery(queries, { sql, database: c.var.database, signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
+    const body = await streamQuery(queries, { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';
     return new Response(body, { headers });
@@ -90,11 +90,11 @@ export function queryRoutes(queries: QueryService) {
 
   app.post('/query/estimate', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    return c.json(await queries.estimate({ sql, database: c.var.database }));
+    return c.json(await queries.estimate({ sql, database: c.var.database, access: c.get('access') }));
   });
 
   app.get('/measurements', read, database(DATABASE_RULES.measurementList), (c) => {
-    const list = queries.measurements(c.var.database).map((m) => ({ database: m.database, name: m.measurement }));
+    const list = queries.measurements(c.get('access'), c.var.database).map((m) => ({ database: m.database, name: m.measurement }));
     return c.json({ success: true, measurements: list, count: list.length });
   });
 
@@ -105,7 +105,7 @@ export function queryRoutes(queries: QueryService) {
     if (!IDENT.test(db) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${db}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
-    const body = await streamQuery(queries, { sql, signal: c.req.raw.signal, render: renderFloatsAsJson }, (cols, emit) => new JsonEncoder(cols, emit));
+    const body = await streamQuery(queries, { sql, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson }, (cols, emit) => new JsonEncoder(cols, emit));
     return new Response(body, { headers: { 'content-type': 'application/json' } });
   });
 

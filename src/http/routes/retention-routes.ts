@@ -3,7 +3,7 @@ import { createRetentionBody, updateRetentionBody, type RetentionService } from 
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
-import { historyLimit, idParam } from './lifecycle-params.ts';
+import { callerOf, historyLimit, idParam } from './lifecycle-params.ts';
 
 /**
  * /api/v1/retention: policies (CRUD), execute now, executions history. Reads need any valid token;
@@ -14,13 +14,13 @@ export function retentionRoutes(retention: RetentionService) {
   app.use('*', async (c, next) => (c.req.method === 'GET' ? next() : requireAdmin(c, next)));
   const id = (c: Parameters<typeof idParam>[0]) => idParam(c, 'retention policy');
 
-  app.post('/', async (c) => c.json(retention.create(await readJson(c, createRetentionBody)), 201));
+  app.post('/', async (c) => c.json(retention.create(await readJson(c, createRetentionBody), callerOf(c)), 201));
   app.get('/', (c) => {
-    const policies = retention.list();
+    const policies = retention.list(c.get('access'));
     return c.json({ policies, count: policies.length });
   });
-  app.get('/:id', (c) => c.json(retention.get(id(c))));
-  app.put('/:id', async (c) => c.json(retention.update(id(c), await readJson(c, updateRetentionBody))));
+  app.get('/:id', (c) => c.json(retention.get(id(c), c.get('access'))));
+  app.put('/:id', async (c) => c.json(retention.update(id(c), await readJson(c, updateRetentionBody), callerOf(c))));
   app.delete('/:id', (c) => {
     const policy = id(c);
     retention.delete(policy);
@@ -28,7 +28,7 @@ export function retentionRoutes(retention: RetentionService) {
   });
   app.post('/:id/execute', async (c) => c.json(await retention.execute(id(c))));
   app.get('/:id/executions', (c) => {
-    const executions = retention.executions(id(c), historyLimit(c));
+    const executions = retention.executions(id(c), historyLimit(c), c.get('access'));
     return c.json({ executions, count: executions.length });
   });
   return app;

@@ -4,6 +4,7 @@
  * column that the enclosing SELECT's WHERE imposes (AND-terms only), for file pruning.
  */
 import { invalid } from '../../lib/errors.ts';
+import { accessDenied, type TableAccess } from '../../lib/table-access.ts';
 import { columnPath, conjuncts, cteEntries, isNode, isQueryNode, isTableRef, type Node, type SerializedSql } from './tree.ts';
 
 /** One comparison of `time` with a constant expression. `op` reads as `time <op> value`. */
@@ -43,8 +44,11 @@ const CONSTANT_FUNCTIONS = new Set([
   'to_years', 'to_months', 'to_weeks', 'to_days', 'to_hours', 'to_minutes', 'to_seconds', 'to_milliseconds', 'to_microseconds',
 ]);
 
-/** Lists the measurement references of a guarded tree; bare names need `defaultDatabase`. */
-export function findMeasurementRefs(tree: SerializedSql, defaultDatabase: string | undefined): MeasurementRef[] {
+/**
+ * Lists the measurement references of a guarded tree; bare names need `defaultDatabase`. Each one is
+ * authorized here, where it is resolved (a CTE's own name is not a table): 403 unless `access` may read it.
+ */
+export function findMeasurementRefs(tree: SerializedSql, defaultDatabase: string | undefined, access: TableAccess): MeasurementRef[] {
   const refs: MeasurementRef[] = [];
   const conditionsOf = new Map<Node, TimeCondition[]>();
   const visit = (v: unknown, scope: ReadonlySet<string>): void => {
@@ -57,6 +61,7 @@ export function findMeasurementRefs(tree: SerializedSql, defaultDatabase: string
       if (schema === '' && scope.has(table.toLowerCase())) return;
       const database = schema || defaultDatabase;
       if (!database) throw invalid(`cannot resolve table '${table}': write <database>.${table} or send the x-svc-database header`);
+      if (!access.allows('read', database, table)) throw accessDenied('read', database, table);
       refs.push({ node: v, database, measurement: table, conditions: conditionsOf.get(v) ?? [] });
       return;
     }
