@@ -1,17 +1,23 @@
 import type { Counter } from './metrics.ts';
 
+/** Sentinels per generation. */
+const SENTINELS = 4;
+
 /**
  * Counts garbage collections for `svc_gc_cycles_total`. JavaScriptCore reports no GC events to
  * JavaScript (no `gc` performance entries in Bun), so the counter keeps one unreachable sentinel object
  * registered with a FinalizationRegistry: every collection, eden or full, frees the young sentinel, its
  * cleanup callback counts one cycle and arms a new sentinel. Several collections before the callback runs
- * count once, so the figure is a lower bound that moves with every burst of GC activity.
+ * count once, so the figure is a lower bound that moves with every burst of GC activity. JSC scans the
+ * stack conservatively, so a stale pointer can keep one sentinel alive through many collections; each
+ * generation therefore has several sentinels, and the first of them to go counts.
  */
 export class GcCounter {
   private cycles = 0;
   private last: number | null = null;
   private running = false;
-  private readonly registry = new FinalizationRegistry<null>(() => this.collected());
+  private generation = 0;
+  private readonly registry = new FinalizationRegistry<number>((generation) => this.collected(generation));
 
   /** `now` is injectable so tests can check `lastAt` without reading the wall clock. */
   constructor(
@@ -37,12 +43,13 @@ export class GcCounter {
   }
 
   private arm(): void {
-    // A fresh object literal that nothing references: reachable only through the registry's weak hold.
-    this.registry.register({}, null);
+    // Fresh object literals that nothing references: reachable only through the registry's weak hold.
+    for (let i = 0; i < SENTINELS; i++) this.registry.register({}, this.generation);
   }
 
-  private collected(): void {
-    if (!this.running) return;
+  private collected(generation: number): void {
+    if (!this.running || generation !== this.generation) return;
+    this.generation++;
     this.cycles++;
     this.last = this.now();
     this.counter?.inc();
