@@ -17,6 +17,7 @@ import {
   recoverCompactions,
   secretKeyPath,
 } from './admin/index.ts';
+import { AuditLog, SqliteAuditStore } from './audit/index.ts';
 import { TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
@@ -31,14 +32,18 @@ import {
   type ParsedArgs,
 } from './cli/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { createGovernance } from './governance/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
+  auditRoutes,
   backupRoutes,
   compactionRoutes,
   continuousQueryRoutes,
   createApp,
   databaseRoutes,
   deleteRoutes,
+  disabledRoutes,
+  governanceRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
   listen,
@@ -46,6 +51,7 @@ import {
   metricsRoutes,
   mqttRoutes,
   msgpackWriteRoutes,
+  queryManagementRoutes,
   queryRoutes,
   retentionRoutes,
   walRoutes,
@@ -147,7 +153,17 @@ export async function startServices(config: Config, env: Record<string, string |
     threads: config.database.threads || undefined,
   });
   const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
-  const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
+  // Query management and governance: every query passes their gate (none when both are off).
+  const governance = createGovernance({
+    catalog,
+    queryManagement: config.query_management.enabled,
+    governance: config.governance.enabled,
+    tokenOf: (id) => tokenOf(tokens, id),
+  });
+  const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger, governance.gate);
+  const audit = config.audit_log.enabled
+    ? new AuditLog(new SqliteAuditStore(catalog), { retentionDays: config.audit_log.retention_days, includeReads: config.audit_log.include_reads }, metrics, logger)
+    : null;
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
     config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
@@ -164,6 +180,7 @@ export async function startServices(config: Config, env: Record<string, string |
     metrics,
     tokens,
     readiness,
+    audit,
     storageHealth: () => ({ hot: opened.health.view() }),
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
@@ -180,6 +197,9 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1/queries', governance.registry ? queryManagementRoutes(governance.registry) : disabledRoutes('query management', 'query_management.enabled')],
+      ['/api/v1/governance', governance.policies ? governanceRoutes(governance, governance.policies) : disabledRoutes('governance', 'governance.enabled')],
+      ['/api/v1/audit', audit ? auditRoutes(audit) : disabledRoutes('the audit log', 'audit_log.enabled')],
       ['/api/v1', queryRoutes(queries)],
     ],
   });
@@ -207,6 +227,12 @@ export async function startServices(config: Config, env: Record<string, string |
     const memoryApp = createMemoryService({
       config: config.memory,
       logger: logger.child({ service: 'memory' }),
+      observe: audit
+        ? (r) => {
+            if (audit.wants(r.method, r.status, r.path))
+              audit.record({ service: 'memory', timeMs: Date.now(), tokenId: r.keyId, tokenName: null, clientIp: r.clientIp, method: r.method, path: r.path, status: r.status, durationMs: r.durationMs, database: null });
+          }
+        : undefined,
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     closeMemory = memoryApp.close;
@@ -227,6 +253,8 @@ export async function startServices(config: Config, env: Record<string, string |
   await mqtt.startAll();
   compaction.start();
   lifecycle.start();
+  governance.start();
+  audit?.start();
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -250,6 +278,9 @@ export async function startServices(config: Config, env: Record<string, string |
         await wal.close();
         await imports.stop();
         writeDuck.closeSync();
+        // Daily usage counters and queued audit events are written before the catalog closes.
+        governance.stop();
+        audit?.stop();
         catalog.close();
         opened.close();
         closeMemory();
@@ -272,6 +303,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   await opened.probe();
   const h = opened.health.view();
   if (h.state !== 'healthy') logger.error('storage is not usable; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+}
+
+/** Whether a token exists and is an admin (governance checks policy targets against it). */
+function tokenOf(tokens: TokenService, id: string): { isAdmin: boolean } | null {
+  return tokens.list().find((t) => t.id === id) ?? null;
 }
 
 /**

@@ -4,6 +4,7 @@ import { authSection } from './sections/auth.ts';
 import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
+import { auditLogSection, governanceSection, queryManagementSection } from './sections/governance.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import {
   backupSection,
@@ -35,6 +36,9 @@ export const sections = {
   metrics: metricsSection,
   log: logSection,
   memory: memorySection,
+  query_management: queryManagementSection,
+  governance: governanceSection,
+  audit_log: auditLogSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -57,6 +61,9 @@ export const configSchema = z.object({
   metrics: metricsSection.prefault({}),
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
+  query_management: queryManagementSection.prefault({}),
+  governance: governanceSection.prefault({}),
+  audit_log: auditLogSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

@@ -1,10 +1,12 @@
 import { Hono } from 'hono';
+import type { AuditLog } from '../audit/index.ts';
 import type { TokenService } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
+import { auditTrail } from './middleware/audit.ts';
 import { authenticate } from './middleware/auth.ts';
 import { limitBody } from './middleware/body-limit.ts';
 import { writeGate } from './middleware/write-gate.ts';
@@ -20,6 +22,8 @@ export interface AppDeps {
   tokens: TokenService;
   readiness: Readiness;
   storageHealth: StorageHealth;
+  /** The audit log when audit_log.enabled: one middleware records every audited request. */
+  audit?: AuditLog | null;
   /** Extra routers mounted by features: [base path, router]. */
   routers?: [string, Hono<AppEnv>][];
 }
@@ -30,6 +34,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError(errorHandler(deps.logger));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
+  // Before auth: a refused request (401, 403) is audited too.
+  if (deps.audit) app.use('*', auditTrail(deps.audit));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
   // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
   // would buffer a body without Content-Length in memory first.

@@ -19,3 +19,7 @@ export { deleteRoutes } from './routes/delete-routes.ts';
 export { retentionRoutes } from './routes/retention-routes.ts';
 export { continuousQueryRoutes } from './routes/continuous-query-routes.ts';
 export { importRoutes, type ImportRouteDeps } from './routes/import-routes.ts';
+export { queryManagementRoutes, disabledRoutes } from './routes/query-management-routes.ts';
+export { governanceRoutes } from './routes/governance-routes.ts';
+export { auditRoutes } from './routes/audit-routes.ts';
+export { clientIp } from './client-ip.ts';
