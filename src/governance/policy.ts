@@ -4,25 +4,26 @@
  */
 import { z } from 'zod';
 
-const limit = z.number().int('must be a whole number').min(0, 'must not be negative').nullable();
+const count = z.number().int('must be a whole number').min(0, 'must not be negative').nullable();
 
-/** The limits a policy sets (each null = no limit). */
-export const policyLimits = z
-  .object({
-    rate_limit_per_minute: limit.default(null),
-    rate_limit_per_hour: limit.default(null),
-    max_queries_per_day: limit.default(null),
-    max_rows_per_query: limit.default(null),
-    max_scan_duration_seconds: z.number().min(0, 'must not be negative').nullable().default(null),
-    max_concurrent_queries: limit.default(null),
-  })
-  .strict();
+/** Each limit's schema (null = no limit). */
+const limitFields = {
+  rate_limit_per_minute: count,
+  rate_limit_per_hour: count,
+  max_queries_per_day: count,
+  max_rows_per_query: count,
+  max_scan_duration_seconds: z.number().min(0, 'must not be negative').nullable(),
+  max_concurrent_queries: count,
+};
+
+/** The limits a policy sets; a limit left out is null. */
+export const policyLimits = z.strictObject(Object.fromEntries(Object.entries(limitFields).map(([k, v]) => [k, v.default(null)])) as { [K in keyof typeof limitFields]: z.ZodDefault<(typeof limitFields)[K]> });
 
 /** POST /api/v1/governance/policies body. */
 export const createPolicyBody = policyLimits.extend({ token_id: z.string().min(1).nullable().default(null) }).strict();
 
-/** PUT /api/v1/governance/policies/:id body: the limits given replace the stored ones; token_id may move it. */
-export const updatePolicyBody = policyLimits.partial().extend({ token_id: z.string().min(1).nullable().optional() }).strict();
+/** PUT /api/v1/governance/policies/:id body: only the limits given change; token_id may move it. */
+export const updatePolicyBody = z.strictObject(limitFields).partial().extend({ token_id: z.string().min(1).nullable().optional() }).strict();
 
 export type PolicyLimits = z.output<typeof policyLimits>;
 
