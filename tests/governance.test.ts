@@ -10,6 +10,8 @@ import { decode } from 'msgpackr';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
+const MEMORY_KEY = 'svcm_test_admin_key_0123456789abcdefghijklmnop';
+const ENV = { SVC_QUERY_MAX_CONCURRENT: '1', SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_KEY };
 let user: { id: string; token: string };
 let other: { id: string; token: string };
 
@@ -40,7 +42,7 @@ async function createToken(name: string) {
 
 beforeAll(async () => {
   // One query connection: a query DuckDB still ran after its cancel would hold up the next one.
-  s = await startServer({ env: { SVC_QUERY_MAX_CONCURRENT: '1' } });
+  s = await startServer({ env: ENV });
   user = await createToken('governed');
   other = await createToken('bystander');
 });
@@ -108,6 +110,24 @@ describe('query management', () => {
     const hist = (await json(s, 'GET', '/api/v1/queries/history?limit=10')).body.queries as { source: string; format: string }[];
     const seen = hist.map((q) => `${q.source}/${q.format}`);
     for (const want of ['query/arrow', 'query/msgpack', 'estimate/json', 'show/json', 'measurement/json']) expect(seen).toContain(want);
+  });
+
+  test('continuous-query runs and the memory service reads are registered under their own source', async () => {
+    expect((await json(s, 'POST', '/api/v1/databases', { name: 'cqg' })).status).toBe(201);
+    const w = await s.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'cqg' }, body: 'cpu,host=a v=1 1709294400000000000' });
+    expect(w.status).toBe(204);
+    const cq = await json(s, 'POST', '/api/v1/continuous_queries', {
+      name: 'cq_g', database: 'cqg', source_measurement: 'cpu', destination_measurement: 'cpu_1m', enabled: false, interval: '1m',
+      query: 'SELECT time_bucket(INTERVAL 1 minute, time) AS time, count(*) AS n FROM cpu WHERE time >= $start AND time < $end GROUP BY ALL',
+    });
+    expect(cq.status).toBe(201);
+    const run = await json(s, 'POST', `/api/v1/continuous_queries/${cq.body.id}/execute`, { start_time: '2024-03-01T12:00:00Z', end_time: '2024-03-01T12:05:00Z', dry_run: true });
+    expect(run.body).toMatchObject({ status: 'success', rows_written: 1 });
+    const mem = await fetch(`${s.memoryUrl}/api/v1/memories?agent_id=a1`, { headers: { 'x-api-key': MEMORY_KEY } });
+    expect(mem.status).toBe(200);
+    const hist = (await json(s, 'GET', '/api/v1/queries/history?limit=20')).body.queries as { source: string; token_name: string | null; database: string | null }[];
+    expect(hist.find((q) => q.source === 'continuous_query')).toMatchObject({ token_name: 'continuous_query:cq_g', database: 'cqg' });
+    expect(hist.find((q) => q.source === 'memory')).toMatchObject({ token_name: 'memory-service' });
   });
 
   test('history: newest first, filters, limit bounds; admin only', async () => {
@@ -245,7 +265,7 @@ describe('governance', () => {
   test('daily counters survive a restart', async () => {
     const before = await usage();
     expect(await s.stop()).toBe(0);
-    s = await startServer({ dir: s.dir, env: { SVC_QUERY_MAX_CONCURRENT: '1' } });
+    s = await startServer({ dir: s.dir, env: ENV });
     const after = await usage();
     expect(after).toMatchObject({
       queries_today: before.queries_today,
@@ -254,5 +274,25 @@ describe('governance', () => {
       capped_today: before.capped_today,
       policy: { id: policyId, max_rows_per_query: 5 },
     });
+  }, 60_000);
+});
+
+describe('switched off by configuration', () => {
+  test('without query management and governance their routes say so and queries run; include_reads audits reads', async () => {
+    const off = await startServer({
+      env: { SVC_QUERY_MANAGEMENT_ENABLED: 'false', SVC_GOVERNANCE_ENABLED: 'false', SVC_AUDIT_LOG_ENABLED: 'true', SVC_AUDIT_LOG_INCLUDE_READS: 'true' },
+    });
+    try {
+      const active = await json(off, 'GET', '/api/v1/queries/active');
+      expect(active).toMatchObject({ status: 404, body: { error: 'query management is disabled (query_management.enabled = false)' } });
+      expect((await json(off, 'GET', '/api/v1/governance/policies')).body.error).toContain('governance.enabled = false');
+      const q = await json(off, 'POST', '/api/v1/query', { sql: 'SELECT 1 AS a' });
+      expect(q.body.data).toEqual([[1]]);
+      expect((await json(off, 'GET', '/api/v1/databases')).status).toBe(200);
+      const events = (await json(off, 'GET', '/api/v1/audit/logs')).body.events as { action: string; status: number }[];
+      expect(events.map((e) => e.action)).toEqual(expect.arrayContaining(['query.run', 'database.read', 'query.active']));
+    } finally {
+      await off.cleanup();
+    }
   }, 60_000);
 });
