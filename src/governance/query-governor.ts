@@ -33,7 +33,7 @@ export class QueryGovernor implements QueryGate {
     const running = registry?.start(q) ?? null;
     let finished = false;
     return {
-      signal: running?.signal ?? null,
+      onStop: (listener) => running?.onStop(listener),
       maxRows: policy?.max_rows_per_query ?? null,
       scanLimitMs: policy?.max_scan_duration_seconds != null ? policy.max_scan_duration_seconds * 1000 : null,
       stopReason: () => running?.stopReason() ?? null,

@@ -39,11 +39,12 @@ export interface HistoryFilter {
   since?: number;
 }
 
-/** A registered running query: its id and the signal that stops it. */
+/** A registered running query: its id and how it learns it must stop. */
 export interface RunningQuery {
   readonly id: string;
-  readonly signal: AbortSignal;
   stopReason(): StopReason | null;
+  /** Called once on cancel (null clears it). */
+  onStop(listener: (() => void) | null): void;
 }
 
 /** The outcome `cancel` reports. */
@@ -62,7 +63,7 @@ export interface QueryRegistry {
 interface Live {
   record: QueryRecord;
   startedMs: number;
-  controller: AbortController;
+  listener: (() => void) | null;
   reason: StopReason | null;
 }
 
@@ -75,6 +76,9 @@ export class LocalQueryRegistry implements QueryRegistry {
   /** Finished queries, oldest first, at most HISTORY_SIZE (a ring would save little at this size). */
   private readonly done: QueryRecord[] = [];
   private readonly doneById = new Map<string, QueryRecord>();
+  /** Ids are this node's random prefix and a sequence: unique without a random draw per query. */
+  private readonly idPrefix = `q_${randomId(4)}`;
+  private seq = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -82,7 +86,7 @@ export class LocalQueryRegistry implements QueryRegistry {
     const startedMs = this.now();
     const o = q.origin;
     const record: QueryRecord = {
-      id: `q_${randomId(8)}`,
+      id: `${this.idPrefix}${(++this.seq).toString(36)}`,
       sql: q.sql,
       database: q.database,
       format: o.format,
@@ -94,12 +98,12 @@ export class LocalQueryRegistry implements QueryRegistry {
       elapsed_ms: 0,
       status: 'running',
     };
-    const live: Live = { record, startedMs, controller: new AbortController(), reason: null };
+    const live: Live = { record, startedMs, listener: null, reason: null };
     this.live.set(record.id, live);
     return {
       id: record.id,
-      signal: live.controller.signal,
       stopReason: () => live.reason,
+      onStop: (listener) => void (live.listener = listener),
     };
   }
 
@@ -151,8 +155,9 @@ export class LocalQueryRegistry implements QueryRegistry {
   cancel(id: string, by: string): CancelResult {
     const live = this.live.get(id);
     if (!live) return this.doneById.has(id) ? 'finished' : 'unknown';
-    live.reason ??= { status: 'cancelled', message: `query cancelled by ${by} (DELETE /api/v1/queries/${id})` };
-    live.controller.abort();
+    if (live.reason) return 'cancelled';
+    live.reason = { status: 'cancelled', message: `query cancelled by ${by} (DELETE /api/v1/queries/${id})` };
+    live.listener?.();
     return 'cancelled';
   }
 }

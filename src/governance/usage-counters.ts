@@ -23,13 +23,16 @@ export interface UsageView {
   capped_today: number;
 }
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 
 /** Counters of every token that ran a query since the start. */
 export class UsageCounters {
   private readonly tokens = new Map<string, TokenUsage>();
   private readonly dirty = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The current UTC day and its first millisecond, recomputed only when the clock leaves it. */
+  private day = '';
+  private dayStart = NaN;
 
   constructor(
     private readonly store: UsageStore,
@@ -51,8 +54,7 @@ export class UsageCounters {
 
   /** The token's usage, rolled to today. */
   of(tokenId: string): TokenUsage {
-    const now = this.now();
-    const day = dayOf(now);
+    const day = this.dayOf(this.now());
     let u = this.tokens.get(tokenId);
     if (!u) {
       u = { minute: new RateWindow(60, 1000), hour: new RateWindow(60, 60_000), running: 0, day, daily: this.store.load(tokenId, day) ?? zero() };
@@ -113,6 +115,14 @@ export class UsageCounters {
     });
     this.dirty.clear();
     this.store.save(entries);
+  }
+
+  private dayOf(now: number): string {
+    if (!(now >= this.dayStart && now < this.dayStart + DAY_MS)) {
+      this.dayStart = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+      this.day = new Date(this.dayStart).toISOString().slice(0, 10);
+    }
+    return this.day;
   }
 
   private persistOne(tokenId: string, u: TokenUsage): void {

@@ -25,8 +25,12 @@ export interface StopReason {
 
 /** A query the gate let in: limits to apply while it runs and the way to report its end. */
 export interface QueryAdmission {
-  /** Aborted when the query must stop (a cancel, its scan limit); `stopReason()` says why. */
-  readonly signal: AbortSignal | null;
+  /**
+   * Sets the function called when the query must stop (a cancel; `stopReason()` says why), or
+   * clears it with null. A plain callback, not an AbortSignal: a controller per query costs more
+   * than the rest of the gate together.
+   */
+  onStop(listener: (() => void) | null): void;
   /** The result is cut at this many rows (max_rows_per_query), or null. */
   readonly maxRows: number | null;
   /** Longest the query may run (max_scan_duration_seconds) in ms, or null. */

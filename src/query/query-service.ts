@@ -172,9 +172,9 @@ export class QueryService {
       const onStop = () => interrupt(admission?.stopReason() ?? { status: 'cancelled', message: 'query cancelled' });
       if (signal?.aborted) stop.reason = CLIENT_GONE;
       signal?.addEventListener('abort', onAbort, { once: true });
-      admission?.signal?.addEventListener('abort', onStop, { once: true });
+      admission?.onStop(onStop);
       try {
-        if (admission?.signal?.aborted) onStop();
+        if (admission?.stopReason()) onStop();
         if (stop.reason) throw stoppedError(stop.reason);
         return await fn(conn);
       } catch (err) {
@@ -186,7 +186,7 @@ export class QueryService {
         if (scanTimer) clearTimeout(scanTimer);
         if (repeat) clearInterval(repeat);
         signal?.removeEventListener('abort', onAbort);
-        admission?.signal?.removeEventListener('abort', onStop);
+        admission?.onStop(null);
         // An interrupt may have hit the query's own ROLLBACK: leave the connection clean for the next user.
         if (stop.reason) await conn.run('ROLLBACK').catch(() => undefined);
       }
