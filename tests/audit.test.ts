@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
+import { until } from './helpers/until.ts';
 
 let s: TestServer;
 const env = { SVC_AUDIT_LOG_ENABLED: 'true', SVC_QUERY_MAX_CONCURRENT: '1' };
@@ -15,16 +16,6 @@ let user: { id: string; token: string };
 type Event = { time: string; token_id: string | null; token_name: string | null; client_ip: string | null; method: string; path: string; status: number; duration_ms: number; database: string | null; action: string; detail: Record<string, string> | null };
 
 const logs = async (query = '') => (await json(s, 'GET', `/api/v1/audit/logs${query}`)).body as { events: Event[]; count: number };
-
-/** Polls until `check` returns a value (bounded: 200 tries). */
-async function until<T>(check: () => Promise<T | null | undefined | false>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await check();
-    if (v) return v;
-    await Bun.sleep(100);
-  }
-  throw new Error('condition not met in time');
-}
 
 beforeAll(async () => {
   s = await startServer({ env });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
 import { decode } from 'msgpackr';
 import { json, startServer, type TestServer } from './helpers/server.ts';
+import { until } from './helpers/until.ts';
 
 let s: TestServer;
 const MEMORY_KEY = 'svcm_test_admin_key_0123456789abcdefghijklmnop';
@@ -20,16 +21,6 @@ const LONG = 'SELECT count(*) AS n FROM range(200000) a CROSS JOIN range(200000)
 
 const query = (sql: string, token?: string, path = '/api/v1/query', init: RequestInit = {}) =>
   s.fetch(path, { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }), ...init });
-
-/** Polls until `check` returns a value (bounded: 200 tries, 20 s). */
-async function until<T>(check: () => Promise<T | null | undefined | false>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await check();
-    if (v) return v;
-    await Bun.sleep(100);
-  }
-  throw new Error('condition not met in time');
-}
 
 const activeBy = (pred: (q: { sql: string; token_id: string | null }) => boolean) =>
   until(async () => ((await json(s, 'GET', '/api/v1/queries/active')).body.queries as { id: string; sql: string; token_id: string | null }[]).find(pred));

@@ -41,19 +41,8 @@ export interface AuditStore {
   trim(beforeMs: number): number;
 }
 
-interface Row {
-  time_ms: number;
-  token_id: string | null;
-  token_name: string | null;
-  client_ip: string | null;
-  method: string;
-  path: string;
-  status: number;
-  duration_ms: number;
-  database: string | null;
-  action: string;
-  detail: string | null;
-}
+/** A stored event: the time as epoch ms, the detail as JSON text. */
+type Row = Omit<AuditEvent, 'time' | 'detail'> & { time_ms: number; detail: string | null };
 
 /** Audit events in SQLite. */
 export class SqliteAuditStore implements AuditStore {
