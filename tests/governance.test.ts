@@ -92,6 +92,21 @@ describe('query management', () => {
     expect(((await (await query('SELECT 1 AS one')).json()) as { data: unknown[][] }).data).toEqual([[1]]);
   });
 
+  test('a query still waiting for the engine answers its cancel at once', async () => {
+    const first = query(LONG);
+    const running = await activeBy((q) => q.sql === LONG);
+    const queued = query('SELECT 2 AS waiting', other.token);
+    const waiting = await activeBy((q) => q.token_id === other.id);
+    expect((await json(s, 'DELETE', `/api/v1/queries/${waiting.id}`)).status).toBe(200);
+    const res = await queued;
+    expect(res.status).toBe(409);
+    // The first query was not disturbed: it is still running until cancelled itself.
+    expect((await json(s, 'GET', `/api/v1/queries/${running.id}`)).body.status).toBe('running');
+    expect((await json(s, 'DELETE', `/api/v1/queries/${running.id}`)).status).toBe(200);
+    expect((await first).status).toBe(409);
+    expect(((await (await query('SELECT 3 AS n', other.token)).json()) as { data: unknown[][] }).data).toEqual([[3]]);
+  });
+
   test('every query path is registered: formats, estimate, SHOW, the measurement route', async () => {
     await query('SELECT 1 AS a', undefined, '/api/v1/query/arrow').then((r) => r.arrayBuffer());
     await query('SELECT 1 AS a', undefined, '/api/v1/query/msgpack').then((r) => r.arrayBuffer());
@@ -125,8 +140,8 @@ describe('query management', () => {
     const h = await json(s, 'GET', '/api/v1/queries/history?status=cancelled');
     expect(h.body.count).toBeGreaterThanOrEqual(2);
     expect((h.body.queries as { status: string }[]).every((q) => q.status === 'cancelled')).toBe(true);
-    const all = (await json(s, 'GET', '/api/v1/queries/history?limit=1000')).body.queries as { started_at: string }[];
-    const times = all.map((q) => Date.parse(q.started_at));
+    const all = (await json(s, 'GET', '/api/v1/queries/history?limit=1000')).body.queries as { finished_at: string }[];
+    const times = all.map((q) => Date.parse(q.finished_at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     expect((await json(s, 'GET', '/api/v1/queries/history?limit=1001')).status).toBe(400);
     expect((await json(s, 'GET', '/api/v1/queries/history?status=bogus')).status).toBe(400);

@@ -155,7 +155,39 @@ export class QueryService {
     stop: { reason: StopReason | null },
     fn: (conn: DuckDBConnection) => Promise<T>,
   ): Promise<T> {
+    if (!signal && !admission) return this.withPooled(undefined, null, stop, fn, () => undefined);
+    // A query still waiting for a connection answers a cancel or a client abort at once; when a
+    // connection comes later, the check at its start hands it straight back.
+    let leave: ((reason: StopReason) => void) | null = null;
+    const left = new Promise<never>((_, reject) => {
+      leave = (reason) => {
+        stop.reason ??= reason;
+        reject(stoppedError(stop.reason));
+      };
+    });
+    const onQueuedAbort = () => leave!(CLIENT_GONE);
+    signal?.addEventListener('abort', onQueuedAbort, { once: true });
+    admission?.onStop(() => leave!(admission.stopReason() ?? { status: 'cancelled', message: 'query cancelled' }));
+    const run = this.withPooled(signal, admission, stop, fn, () => signal?.removeEventListener('abort', onQueuedAbort));
+    run.catch(() => undefined);
+    left.catch(() => undefined);
+    try {
+      return await Promise.race([run, left]);
+    } finally {
+      signal?.removeEventListener('abort', onQueuedAbort);
+    }
+  }
+
+  /** The part of withConnection that holds a connection. */
+  private async withPooled<T>(
+    signal: AbortSignal | undefined,
+    admission: QueryAdmission | null,
+    stop: { reason: StopReason | null },
+    fn: (conn: DuckDBConnection) => Promise<T>,
+    acquired: () => void,
+  ): Promise<T> {
     return this.pool.use(async (conn) => {
+      acquired();
       let repeat: ReturnType<typeof setInterval> | null = null;
       // Interrupt now and again every 50 ms: a signal that lands between two statements of the query
       // would otherwise be lost and the next statement would run on.
