@@ -139,7 +139,10 @@ export async function startServices(config: Config, env: Record<string, string |
     secretKeyPath: config.mqtt.encryption_key ? null : secretKeyPath(config.auth.db_path),
     // The in-process memory service's token exists only in this process's database; a restore keeps it.
     keep: [{ table: 'tokens', where: "name = 'memory-service'" }],
-    onMetadataRestored: () => void tokens.invalidateCache(),
+    onMetadataRestored: () => {
+      tokens.invalidateCache();
+      governance.policies?.reload();
+    },
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);

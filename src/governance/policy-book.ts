@@ -18,7 +18,14 @@ export class PolicyBook {
     private readonly tokenExists: (tokenId: string) => boolean,
     private readonly now: () => number = Date.now,
   ) {
-    for (const p of store.all()) this.index(p);
+    this.reload();
+  }
+
+  /** Reads every policy from the store again (after a restore replaced the metadata). */
+  reload(): void {
+    this.byId.clear();
+    this.byToken.clear();
+    for (const p of this.store.all()) this.index(p);
   }
 
   /** The policy that binds a token: its own, else the default unless the token is an admin. */

@@ -56,14 +56,3 @@ export function queryManagementRoutes(registry: QueryRegistry) {
   });
   return app;
 }
-
-/** The routes when query_management.enabled is false: a clear 404 instead of a bare one. */
-export function disabledRoutes(what: string, key: string) {
-  const app = new Hono<AppEnv>();
-  app.all('*', () => {
-    throw notFound(`${what} is disabled (${key} = false)`);
-  });
-  return app;
-}
-
-
