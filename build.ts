@@ -12,6 +12,7 @@ import type { BunPlugin } from 'bun';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildConsoleAssets, type ConsoleAssets } from './src/console/index.ts';
 
 const root = import.meta.dir;
 const { values: args } = parseArgs({
@@ -91,6 +92,22 @@ function embeddedDuckDBPlugin(set: NativeSet): BunPlugin {
 }
 
 /**
+ * Puts the web console's bundled page into the executable: src/console/prebuilt.ts (null when running
+ * from source, where the page is bundled on first request) becomes the assets built here.
+ */
+function prebuiltConsolePlugin(assets: ConsoleAssets): BunPlugin {
+  const prebuilt = resolve(root, 'src', 'console', 'prebuilt.ts');
+  return {
+    name: 'svc-prebuilt-console',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]console[\\/]prebuilt\.ts$/ }, (args) =>
+        args.path === prebuilt ? { contents: `export const PREBUILT = ${JSON.stringify(assets)};`, loader: 'ts' } : undefined,
+      );
+    },
+  };
+}
+
+/**
  * Bun bundles a Worker only when its file is an entrypoint of its own. Convention: worker files are
  * named `*-worker.ts`; inside the executable one lives at its path relative to src/, so it is started
  * as `new Worker('./buffer/flush-worker.ts')` there (see the build report).
@@ -109,6 +126,7 @@ function isFile(path: string): boolean {
 
 const started = performance.now();
 const set = await prepareNativeSet();
+const consoleAssets = await buildConsoleAssets();
 const outfile = resolve(root, args.outfile);
 const result = await Bun.build({
   entrypoints: [resolve(root, args.entry), ...workerEntrypoints()],
@@ -127,7 +145,7 @@ const result = await Bun.build({
   bytecode: true,
   // The compressed native files are embedded as files: at runtime `require()` of one gives its path.
   loader: { '.zst': 'file' },
-  plugins: [embeddedDuckDBPlugin(set)],
+  plugins: [embeddedDuckDBPlugin(set), prebuiltConsolePlugin(consoleAssets)],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -20,23 +20,30 @@ import {
 import { AuditLog, SqliteAuditStore } from './audit/index.ts';
 import { TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
-import { DatabaseStore, FileManifestStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
+import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
 import {
   USAGE,
   announceBootstrapToken,
   announceMemoryKey,
   parseCommandLine,
   runBackupCommand,
+  runCompletionCommand,
+  runExportCommand,
   runImportCommand,
+  runQueryCommand,
+  runWriteCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
+import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { createGovernance } from './governance/index.ts';
+import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
   auditRoutes,
   backupRoutes,
+  clusterRoutes,
   compactionRoutes,
   continuousQueryRoutes,
   createApp,
@@ -44,6 +51,7 @@ import {
   deleteRoutes,
   disabledRoutes,
   governanceRoutes,
+  exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
   listen,
@@ -64,6 +72,18 @@ import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsR
 import { ManifestTableSource, QueryService } from './query/index.ts';
 import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
+
+/**
+ * Metadata a cluster keeps in etcd. A token's last use alone is not worth a round trip, and the
+ * in-process memory service's token belongs to one process.
+ */
+const REPLICATED_TABLES = [
+  { table: 'tokens', key: 'id', quietColumns: ['last_used_at'], localOnly: (r: string) => `${r}name = 'memory-service'` },
+  { table: 'databases', key: 'name' },
+  { table: 'retention_policies', key: 'id' },
+  { table: 'continuous_queries', key: 'id' },
+  { table: 'mqtt_subscriptions', key: 'id' },
+];
 
 /** A running server: its listeners and the way to stop it. */
 export interface RunningServices {
@@ -95,18 +115,37 @@ export async function startServices(config: Config, env: Record<string, string |
   const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
   const manifest = new FileManifestStore(catalog);
+  // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
+  // goes through it, before anything (WAL replay, recovery) can register a file.
+  const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
+  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, logger.child({ component: 'shared-manifest' })) : null;
+  if (sharedManifest) {
+    await sharedManifest.start();
+    manifest.setJournal(sharedManifest);
+    cluster!.manifestRevision = () => sharedManifest.revision;
+  }
+  // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.
+  let databasesChanged = () => {};
+  const replicated = cluster
+    ? new ReplicatedMetadata(cluster.client, cluster.settings.prefix, new ReplicationStore(catalog, REPLICATED_TABLES), logger.child({ component: 'replicated-metadata' }), (table) => {
+        if (table === 'tokens') tokens.invalidateCache();
+        if (table === 'databases') databasesChanged();
+      })
+    : null;
+  await replicated?.start(cluster!.settings.nodeId);
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
   await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
-  const reaper = new FileReaper({ store, manifest, logger });
+  const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });
   leases = reaper;
   await reaper.collect();
   const writeDuck = await DuckDBInstance.create(':memory:');
   const reconcileConn = await writeDuck.connect();
   // An unreachable object store must not keep the server down (writes buffer, /health tells why).
-  await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
+  // A cluster node's manifest is etcd's, not a listing of the bucket.
+  if (!cluster) await reconcileManifest({ store, manifest, conn: reconcileConn, logger }).catch((err) =>
     logger.error('cannot reconcile the file manifest with storage; files it does not list stay unknown until a restart', { error: messageOf(err) }),
   );
   reconcileConn.closeSync();
@@ -127,8 +166,10 @@ export async function startServices(config: Config, env: Record<string, string |
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
   // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
   const locks = new MeasurementLocks();
+  // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
+  const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
-    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks,
+    settings: compactionConf, catalog, manifest, store, reaper, metrics, logger, env, locks, mayRunScheduled,
     unflushed: (database, measurement, from, to) => hasRowsIn(buffers.snapshot(database, measurement), from, to),
   });
   const backups = new BackupService({
@@ -146,6 +187,7 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
+  databasesChanged = () => databases.reload();
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null });
   const writeDeps = { writes, buffers, metrics, maxPayloadBytes: config.server.max_payload_size };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
@@ -169,7 +211,7 @@ export async function startServices(config: Config, env: Record<string, string |
     : null;
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
-    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks,
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
     write: (database, batches) => writes.write(database, batches),
   });
   // MQTT subscriptions write through the same path as the HTTP routes (names, database, WAL, buffer).
@@ -177,6 +219,8 @@ export async function startServices(config: Config, env: Record<string, string |
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
 
+  // The console reaches the in-process memory service through its own origin once that service runs.
+  let memoryFetch: MemoryFetch | null = null;
   const app = createApp({
     config,
     logger,
@@ -185,6 +229,8 @@ export async function startServices(config: Config, env: Record<string, string |
     readiness,
     audit,
     storageHealth: () => ({ hot: opened.health.view() }),
+    afterMutation: replicated ? () => replicated.drain() : undefined,
+    cluster: cluster ? () => cluster : undefined,
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
@@ -203,7 +249,10 @@ export async function startServices(config: Config, env: Record<string, string |
       ['/api/v1/queries', governance.registry ? queryManagementRoutes(governance.registry) : disabledRoutes('query management', 'query_management.enabled')],
       ['/api/v1/governance', governance.policies ? governanceRoutes(governance, governance.policies) : disabledRoutes('governance', 'governance.enabled')],
       ['/api/v1/audit', audit ? auditRoutes(audit) : disabledRoutes('the audit log', 'audit_log.enabled')],
+      ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
+      ['/api/v1', exportRoutes(queries)],
       ['/api/v1', queryRoutes(queries)],
+      ...(config.console.enabled ? [['/', consoleRoutes({ memory: () => memoryFetch })] satisfies [string, unknown]] : []),
     ],
   });
 
@@ -239,6 +288,7 @@ export async function startServices(config: Config, env: Record<string, string |
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     closeMemory = memoryApp.close;
+    memoryFetch = (req) => memoryApp.fetch(req);
     announceMemoryKey(memoryApp.bootstrapKey);
     const memServer = listen(memoryApp.fetch, { ...listenBase, host: config.memory.host, port: config.memory.port });
     servers.push(memServer);
@@ -258,6 +308,12 @@ export async function startServices(config: Config, env: Record<string, string |
   lifecycle.start();
   governance.start();
   audit?.start();
+  // The node joins once it listens (its advertised address needs the port) and is ready.
+  if (cluster) {
+    await cluster.start(defaultAdvertiseUrl(config.server.host, tsServer.port ?? config.server.port, config.server.tls_enabled));
+    cluster.markReady();
+    logger.info('joined the cluster', { cluster: config.cluster.name, node_id: cluster.settings.nodeId, role: config.cluster.role });
+  }
   readiness.phase = 'ready';
   logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
@@ -270,6 +326,8 @@ export async function startServices(config: Config, env: Record<string, string |
       const work = (async () => {
         // HTTP first: no new work is accepted while the rest drains.
         await Promise.all(servers.map((s) => s.stop()));
+        // Leaving at once hands the active roles to other nodes without waiting for the lease to lapse.
+        await cluster?.stop();
         // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
         await mqtt.stopAll();
         // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).
@@ -284,6 +342,8 @@ export async function startServices(config: Config, env: Record<string, string |
         // Daily usage counters and queued audit events are written before the catalog closes.
         governance.stop();
         audit?.stop();
+        sharedManifest?.close();
+        await replicated?.close();
         catalog.close();
         opened.close();
         closeMemory();
@@ -359,6 +419,14 @@ export async function run(argv: string[]): Promise<number> {
         return await runBackupCommand(args);
       case 'import':
         return await runImportCommand(args);
+      case 'query':
+        return await runQueryCommand(args);
+      case 'export':
+        return await runExportCommand(args);
+      case 'write':
+        return await runWriteCommand(args);
+      case 'completion':
+        return runCompletionCommand(args);
       case 'serve':
         return await serve(args);
     }

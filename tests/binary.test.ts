@@ -1,6 +1,6 @@
 /**
  * The compiled executable runs alone: copied into an empty folder with no node_modules, it prints
- * its version, serves /ready once DuckDB answered (the embedded native library extracted into
+ * its version, serves /ready once DuckDB answered and its embedded web console (the embedded native library extracted into
  * SVC_NATIVE_CACHE_DIR), and exits 0 on SIGTERM. Reuses dist/svc when it is newer than every source.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -100,6 +100,10 @@ describe('compiled executable, alone in an empty folder', () => {
         await Bun.sleep(100);
       }
       expect(await status(`${base}/health`)).toBe(200);
+      // The web console is embedded, bundled at build time: there is no source folder here to bundle from.
+      const script = await fetch(`${base}/console/assets/app.js`);
+      expect(script.status).toBe(200);
+      expect(await script.text()).toContain('uplot');
       // The DuckDB library came from the cache folder the test chose, not from ~/.cache.
       const cached = readdirSync(join(dir, 'native-cache'));
       expect(cached.some((name) => name.startsWith('duckdb-'))).toBe(true);

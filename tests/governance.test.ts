@@ -184,6 +184,12 @@ describe('governance', () => {
     const mp = await query('SELECT * FROM range(20) t(i)', user.token, '/api/v1/query/msgpack');
     expect(mp.headers.get('x-svc-rows-capped')).toBe('true');
     expect(decode(new Uint8Array(await mp.arrayBuffer()))).toMatchObject({ row_count: 5, rows_capped: true });
+    const exp = await s.fetch('/api/v1/query/export', { method: 'POST', token: user.token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT * FROM range(20) t(i)', format: 'csv' }) });
+    expect(exp.headers.get('x-svc-rows-capped')).toBe('true');
+    expect(exp.headers.get('x-svc-row-count')).toBe('5');
+    await exp.text();
+    const last = (await json(s, 'GET', `/api/v1/queries/history?limit=1&token_id=${user.id}`)).body.queries[0];
+    expect(last).toMatchObject({ source: 'export', format: 'csv', row_count: 5 });
     // The admin has no policy: not capped.
     expect(((await (await query('SELECT * FROM range(20) t(i)')).json()) as { row_count: number }).row_count).toBe(20);
   });

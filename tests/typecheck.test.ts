@@ -10,3 +10,10 @@ test('the whole codebase typechecks (tsc --noEmit)', () => {
   expect(out).toBe('');
   expect(r.exitCode).toBe(0);
 });
+
+test('the console page typechecks against the DOM (its own tsconfig)', () => {
+  const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+  const r = Bun.spawnSync([tsc, '--noEmit', '-p', join(ROOT, 'src', 'console', 'page')], { cwd: ROOT });
+  expect(r.stdout.toString() + r.stderr.toString()).toBe('');
+  expect(r.exitCode).toBe(0);
+});

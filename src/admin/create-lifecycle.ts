@@ -41,6 +41,8 @@ export interface LifecycleDeps {
   logger: Logger;
   /** Shared with compaction, so rewrites of a measurement never run beside its merge. */
   locks: MeasurementLocks;
+  /** False skips scheduled retention and continuous-query runs (a cluster node that is not the active compactor). */
+  mayRunScheduled?: () => boolean;
 }
 
 /** The built services; `start` arms the schedules (after WAL replay), `stop` disarms them and closes DuckDB. */
@@ -65,7 +67,7 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
   const locks = d.locks;
   const flushTimeoutMs = Math.max(5000, config.server.write_timeout);
   const remover = new RowRemover({ manifest, store, reaper, buffers, pool, locks, compression: config.ingest.compression, logger, flushTimeoutMs });
-  const scheduler = new Scheduler(logger.child({ component: 'scheduler' }));
+  const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), d.mayRunScheduled);
   const executions = new ExecutionStore(d.catalog);
   const measurementsOf = (database: string) => [
     ...new Set([...manifest.measurements(database), ...buffers.measurements(database)].map((m) => m.measurement)),

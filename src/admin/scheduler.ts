@@ -28,7 +28,11 @@ export class Scheduler {
   private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
 
-  constructor(private readonly logger: Logger) {}
+  /** `mayRun` false skips scheduled fires (a cluster node that is not the active compactor). */
+  constructor(
+    private readonly logger: Logger,
+    private readonly mayRun: () => boolean = () => true,
+  ) {}
 
   /** Schedules (or reschedules) `key`. */
   set(key: string, trigger: Trigger, run: ScheduledRun): void {
@@ -36,6 +40,7 @@ export class Scheduler {
     this.remove(key);
     const job: Job = { trigger, running: false, stop: () => {} };
     const fire = (at: Date) => {
+      if (!this.mayRun()) return;
       if (job.running) {
         this.logger.warn('scheduled run skipped: the previous run is still going', { job: key, at: at.toISOString() });
         return;

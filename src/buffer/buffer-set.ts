@@ -271,7 +271,7 @@ export class BufferSet {
   /** Registers a written job's files and releases what the rows held; on failure the files are deleted. */
   private async register(job: FlushJob, files: ManifestFile[]): Promise<void> {
     try {
-      this.deps.manifest.add(files);
+      await this.deps.manifest.commit([], files);
     } catch (err) {
       await Promise.all(files.map((f) => this.deps.store.delete(f.path).catch(() => false)));
       throw err;

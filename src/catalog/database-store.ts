@@ -13,6 +13,12 @@ export class DatabaseStore {
     for (const r of this.list()) this.known.add(r.name);
   }
 
+  /** Re-reads the known names (after another node changed the table). */
+  reload(): void {
+    this.known.clear();
+    for (const r of this.list()) this.known.add(r.name);
+  }
+
   /** All databases, by name. */
   list(): DatabaseRecord[] {
     return this.db

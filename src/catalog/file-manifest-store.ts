@@ -46,9 +46,19 @@ const toFile = (r: Row): ManifestFile => ({
   createdAt: r.created_at,
 });
 
+/**
+ * Where a manifest change must be accepted before it counts: etcd in a cluster. `commit` resolves
+ * once the change is accepted and applied to this store (which the journal does through
+ * `applyRemote`, in the journal's own order); it rejects, changing nothing, when it is refused.
+ */
+export interface ManifestJournal {
+  commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void>;
+}
+
 /** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */
 export class FileManifestStore {
   private changes = 0;
+  private journal: ManifestJournal | null = null;
   /**
    * Tombstones recorded, counted here (this store is their only writer) so that the reaper, asked
    * after every query, answers "nothing to delete" without a database read; null until first asked.
@@ -68,9 +78,50 @@ export class FileManifestStore {
     return row!.next;
   }
 
-  /** Records new files. */
+  /** Routes every `commit` through `journal` (a cluster's shared manifest); null goes back to local only. */
+  setJournal(journal: ManifestJournal | null): void {
+    this.journal = journal;
+  }
+
+  /**
+   * The way features change the file list: `replace` locally, or in a cluster through the journal
+   * first; files removed and not re-added get tombstones here, on the node that removed them.
+   */
+  async commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+    if (!this.journal) return this.replace(removed, added);
+    await this.journal.commit(removed, added);
+    const readded = new Set(added.map((f) => f.path));
+    this.tombstone(removed.filter((p) => !readded.has(p)));
+  }
+
+  /** Records new files locally (tests and local rebuilds; features call `commit`). */
   add(files: readonly ManifestFile[]): void {
     this.replace([], files);
+  }
+
+  /** Applies a change another node committed: like `replace`, but the removed objects are not ours to delete. */
+  applyRemote(removed: readonly string[], added: readonly ManifestFile[]): void {
+    this.write(removed, added, false);
+  }
+
+  /** Replaces the whole file list with `files` (a node loading the shared manifest). */
+  reset(files: readonly ManifestFile[]): void {
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM files');
+      this.write([], files, false);
+    })();
+  }
+
+  /** Records tombstones for objects this node must delete once no query reads them. */
+  tombstone(paths: readonly string[]): void {
+    if (paths.length === 0) return;
+    const tomb = this.db.query('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
+    const now = new Date().toISOString();
+    let n = 0;
+    this.db.transaction(() => {
+      for (const p of paths) n += tomb.run(p, now).changes;
+    })();
+    if (this.tombstoneCount !== null) this.tombstoneCount += n;
   }
 
   /**
@@ -79,6 +130,10 @@ export class FileManifestStore {
    * later by the reaper (once no query reads it), and a crash before that cannot bring it back.
    */
   replace(removed: readonly string[], added: readonly ManifestFile[]): void {
+    this.write(removed, added, true);
+  }
+
+  private write(removed: readonly string[], added: readonly ManifestFile[], tombstones: boolean): void {
     const del = this.db.query('DELETE FROM files WHERE path = ?');
     const tomb = this.db.query('INSERT OR IGNORE INTO file_tombstones (path, created_at) VALUES (?, ?)');
     const clearPending = this.db.query('DELETE FROM pending_files WHERE path = ?');
@@ -93,7 +148,7 @@ export class FileManifestStore {
     this.db.transaction(() => {
       for (const p of removed) {
         del.run(p);
-        if (!readded.has(p)) tombstoned += tomb.run(p, now).changes;
+        if (tombstones && !readded.has(p)) tombstoned += tomb.run(p, now).changes;
       }
       for (const f of added) {
         clearPending.run(f.path);
@@ -172,9 +227,12 @@ export class FileManifestStore {
     this.db.query('DELETE FROM pending_files WHERE path = ?').run(path);
   }
 
-  /** Paths whose objects wait for deletion (see `replace`). */
-  tombstones(): string[] {
-    return this.db.query<{ path: string }, []>('SELECT path FROM file_tombstones ORDER BY created_at').all().map((r) => r.path);
+  /** Paths whose objects wait for deletion (see `replace`), only those recorded before `before` when given. */
+  tombstones(before?: Date): string[] {
+    const rows = before
+      ? this.db.query<{ path: string }, [string]>('SELECT path FROM file_tombstones WHERE created_at < ? ORDER BY created_at').all(before.toISOString())
+      : this.db.query<{ path: string }, []>('SELECT path FROM file_tombstones ORDER BY created_at').all();
+    return rows.map((r) => r.path);
   }
 
   /** Whether some object waits for deletion. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /** The subcommands of the `svc` executable. */
-export const COMMANDS = ['serve', 'token', 'backup', 'import', 'version', 'help'] as const;
+export const COMMANDS = ['serve', 'token', 'backup', 'import', 'query', 'export', 'write', 'completion', 'version', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A parsed command line: the subcommand, its positionals and its flags. */
@@ -38,6 +38,9 @@ export function parseCommandLine(argv: string[]): ParsedArgs {
       delimiter: { type: 'string' },
       'skip-rows': { type: 'string' },
       precision: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      out: { type: 'string', short: 'o' },
     },
   });
   if (values.version) return { command: 'version', positionals: [], flags: values };
@@ -62,6 +65,14 @@ commands:
          [--time-format epoch_s|epoch_ms|epoch_us|epoch_ns] [--delimiter X] [--skip-rows N] [--precision P]
                         upload a file to a running server (--url, --token or SVC_TOKEN) with a progress bar;
                         the format is guessed from the extension (.csv .parquet .lp .txt .tle, also .gz)
+  query [--db DB] [--format table|csv|json|arrow] "SQL"
+                        run SQL on a running server (--url, --token or SVC_TOKEN); "-" reads the SQL from stdin;
+                        a table by default with the row count and times
+  export --db DB --measurement M [--from T] [--to T] --format parquet|csv --out FILE
+                        save a measurement's rows in [from, to) (RFC 3339 or epoch ms) to a file
+  write FILE [--db DB] [--measurement M] [--precision P]
+                        send a line-protocol (.lp) or CSV file (CSV needs --measurement), with a progress bar
+  completion bash|zsh   print a shell completion script (source <(svc completion bash))
   version               print the version
 
 options:

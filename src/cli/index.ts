@@ -3,3 +3,7 @@ export { runTokenCommand } from './token-command.ts';
 export { runBackupCommand } from './backup-command.ts';
 export { runImportCommand } from './import-command.ts';
 export { announceBootstrapToken, announceMemoryKey } from './announce.ts';
+export { runQueryCommand } from './query-command.ts';
+export { runExportCommand } from './export-command.ts';
+export { runWriteCommand } from './write-command.ts';
+export { runCompletionCommand } from './completion-command.ts';

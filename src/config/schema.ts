@@ -5,6 +5,8 @@ import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
 import { auditLogSection, governanceSection, queryManagementSection } from './sections/governance.ts';
+import { clusterSection } from './sections/cluster.ts';
+import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import {
   backupSection,
@@ -39,6 +41,8 @@ export const sections = {
   query_management: queryManagementSection,
   governance: governanceSection,
   audit_log: auditLogSection,
+  cluster: clusterSection,
+  console: consoleSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -64,6 +68,8 @@ export const configSchema = z.object({
   query_management: queryManagementSection.prefault({}),
   governance: governanceSection.prefault({}),
   audit_log: auditLogSection.prefault({}),
+  cluster: clusterSection.prefault({}),
+  console: consoleSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { AuditLog } from '../audit/index.ts';
 import type { TokenService } from '../auth/index.ts';
+import type { ClusterNode } from '../cluster/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
@@ -9,6 +10,7 @@ import { errorHandler } from './errors.ts';
 import { auditTrail } from './middleware/audit.ts';
 import { authenticate } from './middleware/auth.ts';
 import { limitBody } from './middleware/body-limit.ts';
+import { clusterGate } from './middleware/cluster-gate.ts';
 import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
@@ -26,6 +28,10 @@ export interface AppDeps {
   audit?: AuditLog | null;
   /** Extra routers mounted by features: [base path, router]. */
   routers?: [string, Hono<AppEnv>][];
+  /** The cluster node, once it joined; null on a standalone server. */
+  cluster?: () => ClusterNode | null;
+  /** Awaited after every successful mutating request (a cluster sends replicated metadata before answering). */
+  afterMutation?: () => Promise<void>;
 }
 
 /** Builds the time-series service's Hono app: middleware once, then one small router per resource. */
@@ -37,11 +43,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Before auth: a refused request (401, 403) is audited too.
   if (deps.audit) app.use('*', auditTrail(deps.audit));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
+  // Before any body is read: a forwarded request streams its body on unread.
+  if (deps.cluster) {
+    const cl = deps.config.cluster;
+    app.use('*', clusterGate(deps.cluster, { sharedSecret: cl.shared_secret, authTtlMs: deps.config.auth.cache_ttl * 1000, quorumLossMs: Math.max(3000, 3 * cl.heartbeat_interval) }));
+  }
   // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
   // would buffer a body without Content-Length in memory first.
   const bodyCap = limitBody(deps.config.server.max_payload_size);
   app.use('*', (c, next) => (c.req.path.startsWith('/api/v1/import/') ? next() : bodyCap(c, next)));
   app.use('*', writeGate(deps.readiness));
+  const after = deps.afterMutation;
+  if (after) {
+    // A 2xx to a token, database or policy change then means every node will see it.
+    app.use('*', async (c, next) => {
+      await next();
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.res.status < 400)
+        await after().catch((err: Error) => deps.logger.warn('cannot send the change to the cluster yet; retried in the background', { error: err.message }));
+    });
+  }
 
   app.route('/', healthRoutes(deps));
   app.route('/api/v1/auth', authRoutes(deps.tokens));

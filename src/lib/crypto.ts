@@ -22,3 +22,8 @@ export function safeEqual(a: string, b: string): boolean {
   const bb = Buffer.from(b);
   return ab.length === bb.length && timingSafeEqual(ab, bb);
 }
+
+/** Hex HMAC-SHA256 of `text` under `key`: how cluster nodes sign the requests they forward. */
+export function hmacHex(key: string, text: string): string {
+  return new Bun.CryptoHasher('sha256', key).update(text).digest('hex');
+}

@@ -4,3 +4,4 @@ export { writeHourFiles, copyTableToParquet, type ParquetCompression, type Writt
 export { hourLayout, type HourPart, type TimeLayout } from './hour-layout.ts';
 export { unionSchema, widen, compatible, type SchemaColumn } from './schema.ts';
 export { readParquetSummary, type ParquetSummary } from './footer.ts';
+export { writeResultParquet, type ResultFileColumn } from './result-file.ts';

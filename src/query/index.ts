@@ -10,3 +10,4 @@ export { renderFloatsAsJson } from './encode/json-render.ts';
 export { ArrowEncoder } from './encode/arrow-encoder.ts';
 export { MsgpackEncoder } from './encode/msgpack-encoder.ts';
 export type { ResultColumn } from './encode/result.ts';
+export { exportQuery, tableToCsv, EXPORT_FORMATS, EXPORT_MAX_BYTES, type ExportFormat, type ExportedFile } from './export.ts';

@@ -13,9 +13,16 @@ export class FileReaper {
   private collecting: Promise<number> | null = null;
   private again = false;
 
+  /**
+   * With `graceMs` (a cluster, where other nodes' queries hold no lease here) a tombstoned object is
+   * kept that long after it left the manifest, and collected by a timer once the grace has passed.
+   */
   constructor(
-    private readonly deps: { store: ObjectStore; manifest: FileManifestStore; logger: Logger },
-  ) {}
+    private readonly deps: { store: ObjectStore; manifest: FileManifestStore; logger: Logger; graceMs?: number },
+  ) {
+    const grace = deps.graceMs ?? 0;
+    if (grace > 0) setInterval(() => void this.collect(), Math.max(1000, Math.min(60_000, grace / 4))).unref();
+  }
 
   /** Marks `keys` as read by a query until the returned release function is called (idempotent). */
   acquire(keys: readonly string[]): () => void {
@@ -61,7 +68,8 @@ export class FileReaper {
     const { store, manifest, logger } = this.deps;
     let deleted = 0;
     if (!manifest.hasTombstones()) return 0;
-    for (const path of manifest.tombstones()) {
+    const grace = this.deps.graceMs ?? 0;
+    for (const path of manifest.tombstones(grace > 0 ? new Date(Date.now() - grace) : undefined)) {
       if (this.leases.has(path)) continue;
       // A path that is live again (rewritten in place) must never be deleted.
       if (manifest.get(path)) {

@@ -110,7 +110,7 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
     }
     checkAborted(signal);
     const live = t.manifest.listAll().map((f) => f.path);
-    t.manifest.replace(live, restored);
+    await t.manifest.commit(live, restored);
   } catch (err) {
     for (const k of added) {
       if (!t.manifest.get(k)) await t.store.delete(k).catch(() => false);

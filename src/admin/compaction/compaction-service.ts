@@ -39,6 +39,8 @@ export interface CompactionDeps {
    */
   locks?: { run<T>(keys: readonly { database: string; measurement: string }[], fn: () => Promise<T>): Promise<T> };
   env?: Record<string, string | undefined>;
+  /** False skips scheduled runs (a cluster node that is not the active compactor); triggers still run. */
+  mayRunScheduled?: () => boolean;
 }
 
 /** Runs and reports compaction. */
@@ -64,9 +66,13 @@ export class CompactionService {
     const s = this.deps.settings;
     if (!s.enabled) return;
     this.schedules = startSchedules([
-      { pattern: s.hourlySchedule, run: () => void this.trigger('hourly') },
-      { pattern: s.dailySchedule, run: () => void this.trigger('daily') },
+      { pattern: s.hourlySchedule, run: () => void (this.mayRunScheduled() && this.trigger('hourly')) },
+      { pattern: s.dailySchedule, run: () => void (this.mayRunScheduled() && this.trigger('daily')) },
     ]);
+  }
+
+  private mayRunScheduled(): boolean {
+    return this.deps.mayRunScheduled?.() ?? true;
   }
 
   /** Stops the schedules; running merges finish (bounded by the shutdown timeout), queued ones are dropped. */

@@ -113,14 +113,14 @@ async function mergeBatch(deps: MergeDeps, conn: DuckDBConnection, jobId: string
       seq: Math.max(...batch.map((f) => f.seq)),
       createdAt: new Date().toISOString(),
     };
-    // Check and swap in one synchronous step, so nothing can register in between.
+    // Check and swap in one step (synchronous on one node; in a cluster the shared manifest's own check refuses a swap whose inputs went).
     const conflict = swapConflict(deps, batch, output.seq);
     if (conflict) {
       await store.delete(key);
       jobs.finish(id);
       return conflict;
     }
-    manifest.replace(batch.map((f) => f.path), [output]);
+    await manifest.commit(batch.map((f) => f.path), [output]);
     crash('after_swap');
     jobs.finish(id);
     void deps.reaper.collect();

@@ -82,7 +82,7 @@ export class DatabaseService {
       if ((await this.deps.buffered.dropDatabase(name, this.deps.flushTimeoutMs)) < 0)
         throw unavailable(`cannot drop database '${name}': its rows in flight did not reach storage in time; retry later`, 5);
       const paths = manifest.listAll(name).map((f) => f.path);
-      manifest.replace(paths, []);
+      await manifest.commit(paths, []);
       await reaper.collect();
       // Files the manifest did not know (left by a crash) go too; tombstoned ones stay with the reaper.
       // A file registered or pending by now belongs to a write that came in during the drop: its

@@ -102,7 +102,7 @@ export async function commitStaged(deps: CommitDeps, conns: readonly DuckDBConne
     await Promise.all(conns.map(worker));
     const files = await Promise.all(puts);
     await Promise.all(earlier);
-    deps.manifest.add(files);
+    await deps.manifest.commit([], files);
     return {
       files,
       rows: parts.reduce((n, p) => n + p.rows, 0),

@@ -158,7 +158,7 @@ export class RowRemover {
     const unchanged = () => manifest.get(f.path)?.seq === f.seq;
     if (p.whole || p.matched >= f.rows) {
       if (!unchanged()) return null;
-      manifest.replace([f.path], []);
+      await manifest.commit([f.path], []);
       return 0;
     }
     const key = dataFileKey(f.database, f.measurement, f.hour);
@@ -169,7 +169,7 @@ export class RowRemover {
       if (rest.rows === 0) {
         await rm(scratch, { force: true });
         if (!unchanged()) return null;
-        manifest.replace([f.path], []);
+        await manifest.commit([f.path], []);
         return 0;
       }
       manifest.intend(key, 'drop');
@@ -180,7 +180,7 @@ export class RowRemover {
         await this.discard(key);
         return null;
       }
-      manifest.replace([f.path], [{ ...f, path: key, rows: rest.rows, minTime: rest.minTime, maxTime: rest.maxTime, bytes: info.bytes }]);
+      await manifest.commit([f.path], [{ ...f, path: key, rows: rest.rows, minTime: rest.minTime, maxTime: rest.maxTime, bytes: info.bytes }]);
       return rest.rows;
     } catch (err) {
       await rm(scratch, { force: true }).catch(() => undefined);

@@ -12,7 +12,12 @@ export function isPublicRoute(method: string, path: string): boolean {
     path === '/metrics' ||
     path === '/api/v1/auth/verify' ||
     path === '/api/v1/metrics' ||
-    path.startsWith('/api/v1/metrics/')
+    path.startsWith('/api/v1/metrics/') ||
+    // The web console's page and assets hold no data; a browser is sent from / to it.
+    path === '/' ||
+    path === '/console' ||
+    path === '/console/' ||
+    path.startsWith('/console/assets/')
   );
 }
 

@@ -10,7 +10,7 @@ import { routeGroupOf } from './request-metrics.ts';
  * delete, retention run, drop, restore or compaction would run without the rows not yet replayed
  * (which would then come back).
  */
-const MUTATING_GROUPS = new Set(['write', 'import', 'delete', 'retention', 'databases', 'compaction', 'backup', 'continuous_queries', 'mqtt']);
+export const MUTATING_GROUPS = new Set(['write', 'import', 'delete', 'retention', 'databases', 'compaction', 'backup', 'continuous_queries', 'mqtt']);
 
 /** Refuses requests that change data (503, Retry-After) until start-up work is done; see MUTATING_GROUPS. */
 export function writeGate(readiness: Readiness): MiddlewareHandler<AppEnv> {

@@ -1,0 +1,268 @@
+/**
+ * One node of a cluster: its etcd lease, its membership record and heartbeats, and the elections
+ * its role takes part in (the active writer, the active compactor). When the lease is lost (etcd
+ * unreachable for a whole failover_timeout, or a pause longer than that) the node steps down at
+ * once and joins again with a new lease, behind any node that took over meanwhile.
+ */
+import { Candidacy, readLeader } from './etcd/election.ts';
+import { EtcdClient, EtcdError } from './etcd/etcd-client.ts';
+import { LeaseKeeper } from './etcd/lease-keeper.ts';
+import { Membership } from './membership.ts';
+import type { NodeRecord, Role } from './node-record.ts';
+
+export interface ClusterSettings {
+  name: string;
+  nodeId: string;
+  role: Role;
+  endpoints: string[];
+  prefix: string;
+  advertiseUrl: string;
+  version: string;
+  heartbeatMs: number;
+  failoverTimeoutMs: number;
+}
+
+interface Log {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** The elections a role runs in: writers elect the active writer, compactors the active compactor. */
+const ELECTION_OF: Partial<Record<Role, 'writer' | 'compactor'>> = { writer: 'writer', compactor: 'compactor' };
+
+/** Waits for etcd to answer, retrying for at most `timeoutMs`; throws naming every endpoint. */
+export async function connectEtcd(endpoints: string[], timeoutMs: number): Promise<EtcdClient> {
+  const client = new EtcdClient({ endpoints, requestTimeoutMs: Math.min(3000, timeoutMs) });
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      await client.members();
+      return client;
+    } catch (err) {
+      last = err;
+      await Bun.sleep(200);
+    }
+  }
+  throw new EtcdError(`cannot reach etcd at ${endpoints.join(', ')} within ${Math.round(timeoutMs / 1000)}s: ${(last as Error)?.message ?? 'no answer'}`, true);
+}
+
+/** A running cluster node. */
+export class ClusterNode {
+  private keeper: LeaseKeeper | null = null;
+  private membership!: Membership;
+  private candidacy: Candidacy | null = null;
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private leading = false;
+  private stopped = false;
+  private ready = false;
+  private lastContact = 0;
+  private campaignAbort = new AbortController();
+  /** The revision the local copy of the shared manifest has applied (set by main.ts). */
+  manifestRevision: () => number | null = () => null;
+
+  constructor(
+    readonly client: EtcdClient,
+    readonly settings: ClusterSettings,
+    private readonly log: Log,
+  ) {}
+
+  /** Registers this node (reachable at `advertiseUrl` unless the settings name one), starts heartbeats, enters its role's election. */
+  async start(advertiseUrl: string): Promise<void> {
+    this.settings.advertiseUrl ||= advertiseUrl;
+    const s = this.settings;
+    this.membership = new Membership({
+      client: this.client,
+      prefix: s.prefix,
+      heartbeatMs: s.heartbeatMs,
+      self: { id: s.nodeId, role: s.role, address: s.advertiseUrl, version: s.version },
+    });
+    await this.join();
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.settings.heartbeatMs);
+  }
+
+  private async join(): Promise<void> {
+    const ttlSec = Math.max(2, Math.ceil(this.settings.failoverTimeoutMs / 1000));
+    this.keeper = await LeaseKeeper.start(this.client, { ttlSec, onLost: (reason) => void this.onLeaseLost(reason) });
+    await this.membership.register(this.keeper.id);
+    this.lastContact = Date.now();
+    const election = ELECTION_OF[this.settings.role];
+    if (election) {
+      this.candidacy = await Candidacy.enter(this.client, this.electionPrefix(election), this.keeper.id, this.settings.nodeId);
+      const mine = this.candidacy;
+      const signal = this.campaignAbort.signal;
+      void mine.won(signal).then(
+        () => {
+          if (this.candidacy !== mine || this.stopped) return;
+          this.leading = true;
+          this.log.info(`this node is now the active ${election}`, { node_id: this.settings.nodeId });
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  private async onLeaseLost(reason: string): Promise<void> {
+    if (this.stopped) return;
+    const was = this.leading;
+    this.leading = false;
+    this.candidacy = null;
+    this.log.warn('cluster lease lost; this node stepped down and joins again', { reason, was_leader: was });
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        await this.join();
+        return;
+      } catch (err) {
+        if (attempt % 10 === 0) this.log.error('cannot rejoin the cluster', { error: (err as Error).message });
+        await Bun.sleep(Math.min(1000, 100 * (attempt + 1)));
+      }
+    }
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.membership.heartbeat(this.ready ? 'healthy' : undefined);
+      this.lastContact = Date.now();
+      await this.refreshView();
+    } catch (err) {
+      this.log.warn('cluster heartbeat failed', { error: (err as Error).message });
+    }
+  }
+
+  private view: { nodes: NodeRecord[]; writer: string | null; compactor: string | null } = { nodes: [], writer: null, compactor: null };
+  private rr = 0;
+
+  /** Refreshes the cached view of members and leaders that request routing reads (once per heartbeat). */
+  private async refreshView(): Promise<void> {
+    const [nodes, leaders] = await Promise.all([this.membership.nodes(), this.leaders()]);
+    this.view = { nodes, ...leaders };
+  }
+
+  /**
+   * The base URL of a node for `target`, from the view refreshed every heartbeat: the active writer,
+   * the active compactor, or the next healthy reader in turn; null when there is none.
+   */
+  async addressFor(target: 'writer' | 'compactor' | 'reader'): Promise<string | null> {
+    const find = () => {
+      const v = this.view;
+      if (target === 'reader') {
+        const readers = v.nodes.filter((n) => n.role === 'reader' && n.state === 'healthy' && n.id !== this.settings.nodeId);
+        return readers.length ? readers[this.rr++ % readers.length]!.address : null;
+      }
+      const id = v[target];
+      return v.nodes.find((n) => n.id === id && n.state !== 'dead')?.address ?? null;
+    };
+    const found = find();
+    if (found) return found;
+    // A leader may have changed since the last heartbeat: look once more, now.
+    await this.refreshView().catch(() => undefined);
+    return find();
+  }
+
+  /** Marks the node healthy once the server behind it is ready. */
+  markReady(): void {
+    this.ready = true;
+    void this.beat();
+  }
+
+  private electionPrefix(kind: 'writer' | 'compactor'): string {
+    return `${this.settings.prefix}/elections/${kind}`;
+  }
+
+  /** True while this node is the active writer or compactor of its role. */
+  get isLeader(): boolean {
+    return this.leading && (this.keeper?.alive ?? false);
+  }
+
+  /** The fencing comparison of this node's leadership, or null when it does not lead. */
+  fence() {
+    return this.isLeader && this.candidacy ? this.candidacy.fence() : null;
+  }
+
+  /** Milliseconds since etcd last answered this node (for the auth staleness rule). */
+  get sinceContactMs(): number {
+    return Date.now() - this.lastContact;
+  }
+
+  /** Ids of the active writer and compactor, as etcd says now. */
+  async leaders(): Promise<{ writer: string | null; compactor: string | null }> {
+    const [w, c] = await Promise.all([readLeader(this.client, this.electionPrefix('writer')), readLeader(this.client, this.electionPrefix('compactor'))]);
+    return { writer: w?.value ?? null, compactor: c?.value ?? null };
+  }
+
+  /** Every node of the cluster. */
+  nodes(): Promise<NodeRecord[]> {
+    return this.membership.nodes();
+  }
+
+  /** This node's own record. */
+  get self(): NodeRecord {
+    return this.membership.self;
+  }
+
+  /** Removes a node's record (see Membership.remove). */
+  removeNode(id: string, force: boolean) {
+    return this.membership.remove(id, force);
+  }
+
+  /** etcd as this node sees it: reachable with quorum (a linearizable read succeeded), members, leader. */
+  async health(): Promise<{ healthy: boolean; endpoints: string[]; members: number; leader: string | null; error?: string }> {
+    const endpoints = this.client.endpoints;
+    try {
+      const [members] = await Promise.all([this.client.members(), this.client.get(`${this.settings.prefix}/health-probe`)]);
+      let leader: string | null = null;
+      for (const e of endpoints) {
+        const st = await this.client.status(e).catch(() => null);
+        if (st?.leader) {
+          leader = members.find((m) => BigInt(m.id) === BigInt(st.leader))?.name || st.leader;
+          break;
+        }
+      }
+      this.lastContact = Date.now();
+      return { healthy: true, endpoints, members: members.length, leader };
+    } catch (err) {
+      return { healthy: false, endpoints, members: 0, leader: null, error: (err as Error).message };
+    }
+  }
+
+  /** The summary of GET /api/v1/cluster. */
+  async status(): Promise<{
+    cluster: string;
+    node_id: string;
+    writer: string | null;
+    compactor: string | null;
+    nodes: { total: number; by_role: Record<string, number>; by_state: Record<string, number> };
+    etcd: { endpoints: string[]; healthy: boolean; members: number; leader: string | null };
+    manifest_revision: number | null;
+  }> {
+    const [nodes, leaders, etcd] = await Promise.all([this.nodes(), this.leaders(), this.health()]);
+    const count = (key: 'role' | 'state') => nodes.reduce<Record<string, number>>((acc, n) => ((acc[n[key]] = (acc[n[key]] ?? 0) + 1), acc), {});
+    return {
+      cluster: this.settings.name,
+      node_id: this.settings.nodeId,
+      ...leaders,
+      nodes: { total: nodes.length, by_role: count('role'), by_state: count('state') },
+      etcd: { endpoints: etcd.endpoints, healthy: etcd.healthy, members: etcd.members, leader: etcd.leader },
+      manifest_revision: this.manifestRevision(),
+    };
+  }
+
+  /** Graceful stop: says `leaving`, resigns its election, revokes its lease and removes its record. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.campaignAbort.abort();
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    try {
+      await this.membership.leave();
+      if (this.candidacy) await this.candidacy.resign();
+      await this.membership.deregister();
+    } catch (err) {
+      this.log.warn('cannot leave the cluster cleanly; the lease expiry will', { error: (err as Error).message });
+    }
+    this.leading = false;
+    await this.keeper?.stop({ revoke: true });
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Leader election on etcd, the recipe of etcd's own concurrency package: each candidate puts
+ * `<prefix>/<lease id>` under its lease; the candidate whose key has the lowest create revision
+ * leads; every other one waits for its predecessor's key to go. A leader's key and its create
+ * revision are its fencing token: a write guarded by `fence()` fails once the leadership is gone.
+ */
+import type { Compare, EtcdClient } from './etcd-client.ts';
+import { watch } from './watch.ts';
+import type { KeyValue } from './wire.ts';
+
+/** The current leader of an election, as etcd stores it. */
+export interface Leader {
+  key: string;
+  value: string;
+  revision: number;
+}
+
+/** Reads the leader of the election under `prefix`, or null when nobody campaigns. */
+export async function readLeader(client: EtcdClient, prefix: string): Promise<Leader | null> {
+  const { kvs } = await client.getPrefix(`${prefix}/`);
+  const first = lowest(kvs);
+  return first ? { key: first.key, value: first.value, revision: first.create_revision } : null;
+}
+
+function lowest(kvs: KeyValue[]): KeyValue | null {
+  let best: KeyValue | null = null;
+  for (const kv of kvs) if (!best || kv.create_revision < best.create_revision) best = kv;
+  return best;
+}
+
+/** One candidate's place in an election. */
+export class Candidacy {
+  private closed = false;
+  private constructor(
+    private readonly client: EtcdClient,
+    readonly prefix: string,
+    readonly key: string,
+    readonly revision: number,
+  ) {}
+
+  /** Enters the election (idempotent for the same lease) without waiting to win. */
+  static async enter(client: EtcdClient, prefix: string, leaseId: string, value: string): Promise<Candidacy> {
+    const key = `${prefix}/${leaseId}`;
+    const r = await client.txn([{ key, target: 'CREATE', result: 'EQUAL', revision: 0 }], [{ put: { key, value, lease: leaseId } }], [{ get: { key } }]);
+    const revision = r.succeeded ? r.revision : r.reads[0]![0]!.create_revision;
+    return new Candidacy(client, prefix, key, revision);
+  }
+
+  /** Waits until this candidate leads (its predecessors' keys are gone), or `signal` aborts. */
+  async won(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      if (signal?.aborted || this.closed) throw new Error('the campaign was abandoned');
+      const { kvs, revision } = await this.client.getPrefix(`${this.prefix}/`);
+      if (!kvs.some((kv) => kv.key === this.key)) throw new Error('the candidate key is gone (its lease expired)');
+      const before = kvs.filter((kv) => kv.create_revision < this.revision);
+      if (before.length === 0) return;
+      // Wait for the nearest predecessor to go, then look again (it may have been the leader or not).
+      const pred = before.reduce((a, b) => (a.create_revision > b.create_revision ? a : b));
+      await new Promise<void>((resolve) => {
+        const w = watch(this.client, pred.key, { fromRevision: revision + 1 }, {
+          onEvents: (events) => {
+            if (events.some((e) => e.type === 'DELETE')) {
+              w.close();
+              resolve();
+            }
+          },
+          onCompacted: () => resolve(),
+        });
+        const stop = () => {
+          w.close();
+          resolve();
+        };
+        signal?.addEventListener('abort', stop, { once: true });
+      });
+    }
+  }
+
+  /** The comparison that holds only while this candidate's key is the one it created (fencing). */
+  fence(): Compare {
+    return { key: this.key, target: 'CREATE', result: 'EQUAL', revision: this.revision };
+  }
+
+  /** True while this candidate leads, as etcd sees it now. */
+  async isLeader(): Promise<boolean> {
+    const leader = await readLeader(this.client, this.prefix);
+    return leader?.key === this.key && leader.revision === this.revision;
+  }
+
+  /** Leaves the election (a leader hands over to the next candidate at once). */
+  async resign(): Promise<void> {
+    this.closed = true;
+    await this.client.txn([this.fence()], [{ delete: { key: this.key } }]);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The cluster's file manifest, owned by etcd: one key per data file under `<prefix>/manifest/files/`.
+ * Every registration and every swap is one etcd transaction; each node's SQLite manifest is a copy
+ * kept current by one watch, applied in revision order. A committing node applies its own change
+ * through that same watch (it waits for its revision), so one path orders every change.
+ */
+import type { FileManifestStore, ManifestFile, ManifestJournal } from '../catalog/index.ts';
+import { AppError } from '../lib/errors.ts';
+import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
+import { watch, type Watch } from './etcd/watch.ts';
+import type { WatchEvent } from './etcd/wire.ts';
+
+interface Log {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** etcd refuses transactions of more than 128 operations by default; stay well under it. */
+const MAX_OPS = 100;
+/** Page size of the initial load. */
+const PAGE = 500;
+/** How long a committing node waits for its own change to come back through the watch. */
+const APPLY_WAIT_MS = 10_000;
+
+/** The shared manifest of one cluster; see the file comment. */
+export class SharedManifest implements ManifestJournal {
+  private applied = 0;
+  private readonly waiters = new Set<{ revision: number; resolve: () => void }>();
+  private w: Watch | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly client: EtcdClient,
+    private readonly prefix: string,
+    private readonly local: FileManifestStore,
+    private readonly log: Log,
+    /** The comparison that fences this node's registrations (its writer leadership), when it has one. */
+    private readonly fence: () => Compare | null = () => null,
+  ) {}
+
+  private get root(): string {
+    return `${this.prefix}/manifest/files/`;
+  }
+
+  /** The revision of the last change applied to the local copy. */
+  get revision(): number {
+    return this.applied;
+  }
+
+  /** Loads the whole manifest at one revision into the local copy, then follows changes from there. */
+  async start(): Promise<void> {
+    await this.load();
+  }
+
+  private async load(): Promise<void> {
+    const files: ManifestFile[] = [];
+    let revision = 0;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.client.getPrefix(this.root, { limit: PAGE, ...(revision ? { revision } : {}), ...(after !== undefined ? { startAfter: after } : {}) });
+      revision ||= page.revision;
+      for (const kv of page.kvs) files.push(JSON.parse(kv.value) as ManifestFile);
+      if (!page.more || page.kvs.length === 0) break;
+      after = page.kvs[page.kvs.length - 1]!.key;
+    }
+    this.local.reset(files);
+    this.advance(revision);
+    this.w?.close();
+    if (this.closed) return;
+    this.w = watch(this.client, this.root, { prefix: true, fromRevision: revision + 1 }, {
+      onEvents: (events, rev) => this.apply(events, rev),
+      onCompacted: (compacted) => {
+        this.log.warn('the shared manifest history was compacted past this node; loading it again', { compacted });
+        void this.load().catch((err: Error) => this.log.error('cannot load the shared manifest', { error: err.message }));
+      },
+      onError: (err) => this.log.warn('shared manifest watch interrupted; resuming', { error: err.message }),
+    });
+    this.log.info('shared manifest loaded', { files: files.length, revision });
+  }
+
+  private apply(events: WatchEvent[], revision: number): void {
+    const removed: string[] = [];
+    const added: ManifestFile[] = [];
+    for (const e of events) {
+      if (e.type === 'DELETE') removed.push(e.kv.key.slice(this.root.length));
+      else added.push(JSON.parse(e.kv.value) as ManifestFile);
+    }
+    this.local.applyRemote(removed, added);
+    this.advance(revision);
+  }
+
+  private advance(revision: number): void {
+    this.applied = Math.max(this.applied, revision);
+    for (const w of this.waiters) if (w.revision <= this.applied) w.resolve();
+  }
+
+  private async appliedUpTo(revision: number, removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+    if (this.applied >= revision) return;
+    let waiter!: { revision: number; resolve: () => void };
+    const done = new Promise<void>((resolve) => (waiter = { revision, resolve }));
+    this.waiters.add(waiter);
+    const timedOut = await Promise.race([done.then(() => false), Bun.sleep(APPLY_WAIT_MS).then(() => true)]);
+    this.waiters.delete(waiter);
+    // Committed in etcd whatever happens here: never report failure. Apply directly; the watch repeats it harmlessly.
+    if (timedOut && this.applied < revision) {
+      this.log.warn('own manifest change not seen through the watch in time; applied directly', { revision });
+      this.local.applyRemote(removed, added);
+    }
+  }
+
+  /** Commits a change in etcd (refused when a file it removes is no longer registered, or the fence fails). */
+  async commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+    const readded = new Set(added.map((f) => f.path));
+    const gone = removed.filter((p) => !readded.has(p));
+    if (gone.length + added.length === 0) return;
+    // Pure removals (a dropped database) and pure registrations (a flush over many hours) may go in parts.
+    if (gone.length + added.length > MAX_OPS && (gone.length === 0 || added.length === 0)) {
+      for (let i = 0; i < gone.length; i += MAX_OPS) await this.commitOne(gone.slice(i, i + MAX_OPS), []);
+      for (let i = 0; i < added.length; i += MAX_OPS) await this.commitOne([], added.slice(i, i + MAX_OPS));
+      return;
+    }
+    if (gone.length + added.length > MAX_OPS) throw new AppError('invalid', `cannot commit a manifest swap of ${gone.length + added.length} files in one etcd transaction (at most ${MAX_OPS}); lower compaction.max_files_per_batch`);
+    await this.commitOne(gone, added);
+  }
+
+  private async commitOne(gone: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+    const fence = this.fence();
+    const compare: Compare[] = [...gone.map((p): Compare => ({ key: this.root + p, target: 'CREATE', result: 'GREATER', revision: 0 })), ...(fence ? [fence] : [])];
+    const ops: Op[] = [...gone.map((p): Op => ({ delete: { key: this.root + p } })), ...added.map((f): Op => ({ put: { key: this.root + f.path, value: JSON.stringify(f) } }))];
+    const r = await this.client.txn(compare, ops);
+    if (!r.succeeded) throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
+    await this.appliedUpTo(r.revision, gone, added);
+  }
+
+  /** Stops following changes. */
+  close(): void {
+    this.closed = true;
+    this.w?.close();
+    for (const w of this.waiters) w.resolve();
+  }
+}

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { bool, duration, list, oneOf, str } from '../fields.ts';
+
+/** [cluster]: several svc processes over one bucket, coordinated by etcd. */
+export const clusterSection = z.object({
+  enabled: bool(false, 'Run as one node of a cluster coordinated by etcd (needs an S3 or Azure storage backend)'),
+  name: str('svc', 'Cluster name; nodes with the same name and etcd prefix form one cluster'),
+  node_id: str('', 'Stable id of this node (empty: derived from the host name and the time-series port)'),
+  role: oneOf(['standalone', 'writer', 'reader', 'compactor'] as const, 'standalone', 'What this node does: writers ingest, readers answer queries, compactors run compaction, retention and continuous queries'),
+  etcd_endpoints: list(['http://127.0.0.1:2379'], 'etcd client URLs (comma-separated in the environment)'),
+  etcd_prefix: str('', 'Key prefix of this cluster in etcd (empty: /svc/v1/<name>)'),
+  advertise_url: str('', "This node's HTTP URL as other nodes reach it, for forwarded requests (empty: http://<host>:<port>)"),
+  shared_secret: str('', 'Authenticates requests forwarded between nodes; the same on every node'),
+  heartbeat_interval: duration('1s', 'How often a node renews its membership in etcd'),
+  failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor stops heartbeating'),
+  failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
+  failover_cooldown: duration('60s', 'Delays a failover away from a node elected less than this long ago'),
+  file_grace_period: duration('5m', 'How long a replaced data file stays in the bucket, so queries already running on other nodes still read it'),
+  query_gate_on_catchup: bool(false, 'A reader answers queries 503 until its manifest has caught up with etcd'),
+});

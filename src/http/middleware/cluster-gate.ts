@@ -1,0 +1,94 @@
+/**
+ * The cluster's part of every request: a node cut off from etcd longer than auth.cache_ttl stops
+ * trusting its cached grants (503); writes are refused (503) once the node cannot reach an etcd
+ * quorum, rather than acknowledged and never registered; and a request this node's role does not
+ * handle is forwarded, with the caller's own credentials, to a node that does (see
+ * cluster/request-routing.ts). A forwarded request is never forwarded again.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { destinationOf, type ClusterNode } from '../../cluster/index.ts';
+import { hmacHex, safeEqual } from '../../lib/crypto.ts';
+import { unavailable } from '../../lib/errors.ts';
+import type { AppEnv } from '../context.ts';
+import { routeGroupOf } from './request-metrics.ts';
+import { MUTATING_GROUPS } from './write-gate.ts';
+
+export const FORWARDED_BY = 'x-svc-forwarded-by';
+const SIGNATURE = 'x-svc-forward-signature';
+
+export interface ClusterGateOptions {
+  /** Signs forwarded requests; empty: forwarded requests are recognised by their header alone. */
+  sharedSecret: string;
+  /** auth.cache_ttl in ms. */
+  authTtlMs: number;
+  /** Silence from etcd after which writes are refused (a few heartbeats). */
+  quorumLossMs: number;
+}
+
+const signed = (secret: string, by: string, method: string, path: string) => hmacHex(secret, `${by}\n${method}\n${path}`);
+
+/** The node that forwarded this request, when its signature holds; null for a client's request. */
+function forwarder(c: Context<AppEnv>, secret: string): string | null {
+  const by = c.req.header(FORWARDED_BY);
+  if (!by) return null;
+  if (!secret) return by;
+  const url = new URL(c.req.url);
+  const sig = c.req.header(SIGNATURE) ?? '';
+  return safeEqual(sig, signed(secret, by, c.req.method, url.pathname + url.search)) ? by : null;
+}
+
+async function forward(c: Context<AppEnv>, base: string, self: string, secret: string): Promise<Response> {
+  const url = new URL(c.req.url);
+  const pathAndQuery = url.pathname + url.search;
+  const headers = new Headers(c.req.raw.headers);
+  headers.delete('host');
+  headers.set(FORWARDED_BY, self);
+  if (secret) headers.set(SIGNATURE, signed(secret, self, c.req.method, pathAndQuery));
+  const hasBody = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+  let res: Response;
+  try {
+    res = await fetch(base + pathAndQuery, {
+      method: c.req.method,
+      headers,
+      body: hasBody ? c.req.raw.body : undefined,
+      redirect: 'manual',
+      signal: c.req.raw.signal,
+      // The body goes back to the client as it came, still compressed if it was.
+      decompress: false,
+    } as RequestInit);
+  } catch (err) {
+    throw unavailable(`cannot forward to ${base}: ${(err as Error).message}`, 1);
+  }
+  const out = new Headers(res.headers);
+  out.set(FORWARDED_BY, self);
+  return new Response(res.body, { status: res.status, headers: out });
+}
+
+/** See the file comment; `node()` is null on a standalone server (then this does nothing). */
+export function clusterGate(node: () => ClusterNode | null, opts: ClusterGateOptions): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const n = node();
+    if (!n) return next();
+    const path = c.req.path;
+    const group = routeGroupOf(path);
+    if (group === 'health' || group === 'cluster') return next();
+    const silent = n.sinceContactMs;
+    if (c.get('principal') && silent > opts.authTtlMs)
+      throw unavailable(`this node has not reached etcd for ${Math.round(silent / 1000)}s (longer than auth.cache_ttl) and does not trust its cached grants; retry on another node`, 1);
+    const by = forwarder(c, opts.sharedSecret);
+    const dest = destinationOf(n.settings.role, n.isLeader, group, c.req.method, path);
+    if (dest === 'local') {
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && MUTATING_GROUPS.has(group) && silent > opts.quorumLossMs)
+        throw unavailable(`cannot reach an etcd quorum for ${Math.round(silent / 1000)}s: writes are not acknowledged until it is back`, 1);
+      return next();
+    }
+    if (by) throw unavailable(`forwarded by ${by}, but this node is not the active ${dest} either; retry shortly`, 1);
+    const base = await n.addressFor(dest);
+    if (!base) {
+      // With no reader, a compactor answers queries itself rather than not at all.
+      if (dest === 'reader') return next();
+      throw unavailable(`no active ${dest} in the cluster right now; retry shortly`, 1);
+    }
+    return forward(c, base, n.settings.nodeId, opts.sharedSecret);
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Cluster membership end to end: a real three-member etcd, s3rver for the bucket, and separate svc
+ * processes (writer, reader, two compactors), each with its own data directory. Checks the
+ * cluster routes, the election of one active compactor and its takeover after a kill -9, a graceful
+ * leave, the removal of a dead node's record, and the startup errors of a cluster that cannot work.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
+
+const hasEtcd = etcdAvailable();
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => null);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+const get = async (s: TestServer, path: string) => {
+  const res = await s.fetch(path);
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc processes)', () => {
+  let etcd: TestEtcd;
+  let s3: TestS3;
+  const nodes: Record<string, TestServer> = {};
+  const envFor = (id: string, role: string) => ({
+    ...s3.env('cluster'),
+    SVC_CLUSTER_ENABLED: 'true',
+    SVC_CLUSTER_NAME: 'itest',
+    SVC_CLUSTER_NODE_ID: id,
+    SVC_CLUSTER_ROLE: role,
+    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+    SVC_CLUSTER_FAILOVER_TIMEOUT: '3s',
+    SVC_MEMORY_ENABLED: 'false',
+  });
+
+  beforeAll(async () => {
+    [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['cluster'])]);
+    const started = await Promise.all([
+      startServer({ env: envFor('writer-1', 'writer') }),
+      startServer({ env: envFor('reader-1', 'reader') }),
+      startServer({ env: envFor('compactor-a', 'compactor') }),
+    ]);
+    [nodes.writer, nodes.reader, nodes.compactorA] = started;
+    // The second compactor joins last, so the first one leads.
+    await until('compactor-a to lead', async () => (await get(nodes.reader!, '/api/v1/cluster')).body.compactor === 'compactor-a');
+    nodes.compactorB = await startServer({ env: envFor('compactor-b', 'compactor') });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(Object.values(nodes).map((n) => n.cleanup()));
+    await Promise.all([etcd?.stop(), s3?.close()]);
+  });
+
+  test('every node sees the same cluster: members by role and state, the active writer and compactor, etcd', async () => {
+    for (const n of Object.values(nodes)) {
+      const { status, body } = await until('four healthy nodes', async () => {
+        const r = await get(n, '/api/v1/cluster');
+        return r.body.nodes?.by_state?.healthy === 4 ? r : null;
+      });
+      expect(status).toBe(200);
+      expect(body.cluster).toBe('itest');
+      expect(body.writer).toBe('writer-1');
+      expect(body.compactor).toBe('compactor-a');
+      expect(body.nodes).toEqual({ total: 4, by_role: { writer: 1, reader: 1, compactor: 2 }, by_state: { healthy: 4 } });
+      expect(body.etcd.healthy).toBe(true);
+      expect(body.etcd.members).toBe(3);
+      expect(body.etcd.endpoints).toEqual(etcd.endpoints);
+      expect(typeof body.etcd.leader).toBe('string');
+    }
+    const local = await get(nodes.compactorA!, '/api/v1/cluster/local');
+    expect(local.body).toMatchObject({ id: 'compactor-a', role: 'compactor', state: 'healthy', is_leader: true });
+    expect((await get(nodes.compactorB!, '/api/v1/cluster/local')).body.is_leader).toBe(false);
+  });
+
+  test('node listing filters by role and state; an invalid filter lists the valid values; unknown id 404', async () => {
+    const readers = await get(nodes.writer!, '/api/v1/cluster/nodes?role=compactor');
+    expect(readers.body.count).toBe(2);
+    expect(readers.body.nodes.map((n: { id: string }) => n.id).sort()).toEqual(['compactor-a', 'compactor-b']);
+    const one = await get(nodes.writer!, '/api/v1/cluster/nodes/reader-1');
+    expect(one.body).toMatchObject({ id: 'reader-1', role: 'reader', state: 'healthy', version: expect.any(String) });
+    expect(one.body.address).toBe(nodes.reader!.url);
+    expect(Date.parse(one.body.last_heartbeat)).toBeGreaterThan(Date.now() - 10_000);
+    const bad = await get(nodes.writer!, '/api/v1/cluster/nodes?role=leader');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('writer, reader, compactor');
+    const badState = await get(nodes.writer!, '/api/v1/cluster/nodes?state=sleepy');
+    expect(badState.status).toBe(400);
+    expect(badState.body.error).toContain('joining, healthy, unhealthy, dead, leaving');
+    expect((await get(nodes.writer!, '/api/v1/cluster/nodes/nobody')).status).toBe(404);
+    const health = await get(nodes.reader!, '/api/v1/cluster/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ healthy: true, node_id: 'reader-1', etcd: { reachable: true, members: 3 } });
+  });
+
+  test('the routes need a token, and removing a node needs an admin', async () => {
+    expect((await nodes.reader!.fetch('/api/v1/cluster', { token: null })).status).toBe(401);
+    const created = await nodes.reader!.fetch('/api/v1/auth/tokens', { method: 'POST', body: JSON.stringify({ name: 'cluster-reader', permissions: ['read'] }), headers: { 'content-type': 'application/json' } });
+    const token = ((await created.json()) as { token: string }).token;
+    expect((await nodes.reader!.fetch('/api/v1/cluster', { token })).status).toBe(200);
+    expect((await nodes.reader!.fetch('/api/v1/cluster/nodes/writer-1', { method: 'DELETE', token })).status).toBe(403);
+  });
+
+  test('a token created on one node works on every node within 1 s; rotated or revoked anywhere, everywhere', async () => {
+    const post = (n: TestServer, path: string, body?: unknown) =>
+      n.fetch(path, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const created = await post(nodes.writer!, '/api/v1/auth/tokens', { name: 'replicated', permissions: ['read'] });
+    expect(created.status).toBe(201);
+    const { token, id } = (await created.json()) as { token: string; id: string };
+    const t0 = Date.now();
+    // The 201 is sent once etcd has the row; the other nodes apply it from their watch.
+    await until('the token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    for (const n of [nodes.compactorA!, nodes.compactorB!]) await until('the token on the compactors', async () => (await n.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
+    // Rotated on the reader: the old value stops working on the writer, the new one works there.
+    const rotated = await post(nodes.reader!, `/api/v1/auth/tokens/${id}/rotate`);
+    expect(rotated.status).toBe(200);
+    const fresh = ((await rotated.json()) as { token: string }).token;
+    await until('the old value refused on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token })).status === 401, 1000);
+    await until('the new value accepted on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200, 1000);
+    // Deleted on the compactor: refused everywhere.
+    expect((await nodes.compactorA!.fetch(`/api/v1/auth/tokens/${id}`, { method: 'DELETE' })).status).toBe(200);
+    for (const n of [nodes.writer!, nodes.reader!, nodes.compactorB!]) await until('the deleted token refused', async () => (await n.fetch('/api/v1/auth/verify', { token: fresh })).status === 401, 1000);
+    // A database created on one node is known on the others.
+    const db = await post(nodes.reader!, '/api/v1/databases', { name: 'replicated_db' });
+    expect(db.status).toBe(201);
+    await until('the database listed on the writer', async () => {
+      const r = await nodes.writer!.fetch('/api/v1/databases');
+      return ((await r.json()) as { databases: { name: string }[] }).databases.some((d) => d.name === 'replicated_db');
+    }, 1000);
+  });
+
+  test('kill -9 of the active compactor: the other takes over within failover_timeout; the dead node is listed, then removed', async () => {
+    const killedAt = Date.now();
+    await nodes.compactorA!.kill();
+    await until('compactor-b to lead', async () => (await get(nodes.compactorB!, '/api/v1/cluster/local')).body.is_leader === true, 10_000);
+    // Lease TTL is the failover timeout (3 s); the takeover follows its expiry at once.
+    expect(Date.now() - killedAt).toBeLessThan(3000 + 3000);
+    const view = await until('compactor-a dead', async () => {
+      const r = await get(nodes.reader!, '/api/v1/cluster');
+      return r.body.compactor === 'compactor-b' && r.body.nodes.by_state.dead === 1 ? r : null;
+    });
+    expect(view.body.nodes.total).toBe(4);
+    const dead = await get(nodes.reader!, '/api/v1/cluster/nodes?state=dead');
+    expect(dead.body.nodes.map((n: { id: string }) => n.id)).toEqual(['compactor-a']);
+    // A live node is protected; a dead one is removed.
+    const live = await nodes.reader!.fetch('/api/v1/cluster/nodes/writer-1', { method: 'DELETE' });
+    expect(live.status).toBe(409);
+    const removed = await nodes.reader!.fetch('/api/v1/cluster/nodes/compactor-a', { method: 'DELETE' });
+    expect(removed.status).toBe(200);
+    expect(await removed.json()).toEqual({ message: 'cluster node compactor-a removed', id: 'compactor-a' });
+    expect((await get(nodes.reader!, '/api/v1/cluster')).body.nodes.total).toBe(3);
+    delete nodes.compactorA;
+  }, 30_000);
+
+  test('a graceful stop leaves at once: the record goes and no lease expiry is awaited', async () => {
+    expect(await nodes.compactorB!.stop()).toBe(0);
+    const view = await until('compactor-b gone', async () => {
+      const r = await get(nodes.reader!, '/api/v1/cluster');
+      return r.body.nodes.total === 2 ? r : null;
+    }, 2000);
+    expect(view.body.compactor).toBeNull();
+    delete nodes.compactorB;
+  });
+
+  test('the etcd leader killed: nodes keep heartbeating through the other members', async () => {
+    const leader = await etcd.leader();
+    await etcd.kill(leader);
+    const before = Date.parse((await get(nodes.writer!, '/api/v1/cluster/local')).body.last_heartbeat);
+    await until('a heartbeat after the leader died', async () => Date.parse((await get(nodes.writer!, '/api/v1/cluster/local')).body.last_heartbeat) > before + 500);
+    const r = await until('a healthy view without the old leader', async () => {
+      const v = await get(nodes.reader!, '/api/v1/cluster');
+      return v.body.etcd.healthy && v.body.nodes.by_state.healthy === 2 ? v : null;
+    });
+    expect(r.body.writer).toBe('writer-1');
+    await etcd.start(leader);
+  }, 60_000);
+
+  test('startup errors: local storage with clustering, and etcd that cannot be reached, exit 2 with one line', async () => {
+    const local = await startServer({ env: { SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints[0]! }, waitReady: false }).catch((e: Error) => e);
+    expect(local).toBeInstanceOf(Error);
+    expect((local as Error).message).toContain('exit 2');
+    expect((local as Error).message).toContain('cluster.enabled needs shared object storage');
+    const unreachable = await startServer({ env: { ...envFor('lost', 'reader'), SVC_CLUSTER_ETCD_ENDPOINTS: 'http://127.0.0.1:1' }, waitReady: false }).catch((e: Error) => e);
+    expect(unreachable).toBeInstanceOf(Error);
+    expect((unreachable as Error).message).toContain('exit 2');
+    expect((unreachable as Error).message).toContain('cannot reach etcd at http://127.0.0.1:1');
+  }, 40_000);
+});
+
+describe('cluster routes on a standalone server', () => {
+  test('answer 404 saying clustering is off', async () => {
+    const s = await startServer();
+    try {
+      const res = await s.fetch('/api/v1/cluster');
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: string }).error).toContain('cluster.enabled = false');
+      expect(ADMIN_TOKEN.length).toBeGreaterThan(0);
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
