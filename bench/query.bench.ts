@@ -14,6 +14,9 @@
  * result, with every native routine on, with only the result reader on (the JSON writer off), and
  * with none (`query.native_encoders = false`); the ratios say what each routine gains. A routine stays
  * native only where it gains at least 15% (README, "Native encoders").
+ *
+ * The last column of the query table is the cost of query management and governance: the same query
+ * on a second server with both switched off.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,7 +80,8 @@ async function timePair(
   svcFn: () => Promise<number>,
   rawFn: () => Promise<number>,
   alone: boolean,
-): Promise<{ svc: { ms: number; rows: number }; raw: { ms: number }; pairs: number }> {
+  offFn: () => Promise<number>,
+): Promise<{ svc: { ms: number; rows: number }; raw: { ms: number }; off: { ms: number }; pairs: number }> {
   // The server's query path is JavaScript: its first dozen or so calls run before the JIT has compiled
   // it (a fresh server answers count(*) in 3-7 ms, then 1.6-2.4 ms), and a steady state is what the
   // ratio is about. DuckDB direct is native code and gets the same warm-up.
@@ -93,14 +97,18 @@ async function timePair(
   };
   const svc: number[] = [];
   const raw: number[] = [];
+  const off: number[] = [];
   let rows = 0;
   if (alone) {
     await warm(svcFn);
     for (let i = 0; i < REPEATS; i++) rows = await timed(svcFn, svc);
+    await warm(offFn);
+    for (let i = 0; i < REPEATS; i++) await timed(offFn, off);
     await warm(rawFn);
     for (let i = 0; i < REPEATS; i++) await timed(rawFn, raw);
   } else {
     await warm(svcFn);
+    await warm(offFn);
     await warm(rawFn);
     // A ratio of two short calls is noisy (a 20 ms query varies by a millisecond from call to call):
     // pairs continue past REPEATS until RATIO_MS is spent, so a fast query's median rests on a hundred
@@ -108,16 +116,14 @@ async function timePair(
     const t0 = performance.now();
     for (let i = 0; i < REPEATS || (performance.now() - t0 < RATIO_MS && i < MAX_PAIRS); i++) {
       rows = await timed(svcFn, svc);
+      await timed(offFn, off);
       await timed(rawFn, raw);
     }
   }
-  return { svc: { ms: median(svc), rows }, raw: { ms: median(raw) }, pairs: svc.length };
+  return { svc: { ms: median(svc), rows }, raw: { ms: median(raw) }, off: { ms: median(off) }, pairs: svc.length };
 }
 
-/** The svc side's token: the admin's unless BENCH_RBAC=1. */
-let token: string | undefined;
-
-async function viaHttp(s: TestServer, route: string, sql: string): Promise<number> {
+async function viaHttp(s: TestServer, route: string, sql: string, token?: string): Promise<number> {
   const r = await s.fetch(route, { method: 'POST', token, headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql }) });
   const bytes = await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`${route} ${r.status}: ${new TextDecoder().decode(bytes).slice(0, 300)}`);
@@ -194,12 +200,29 @@ async function nativeVsTypescript(conn: DuckDBConnection): Promise<string[]> {
   return lines;
 }
 
+/** A non-admin token bound by a policy with every limit set far out of reach but the row cap. */
+async function governedToken(s: TestServer): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const r = await s.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (r.status !== 201) throw new Error(`${path} ${r.status}: ${await r.text()}`);
+    return (await r.json()) as { id: string; token: string };
+  };
+  const t = await post('/api/v1/auth/tokens', { name: 'bench-governed', permissions: ['read'] });
+  const big = 1_000_000_000;
+  await post('/api/v1/governance/policies', {
+    token_id: t.id, rate_limit_per_minute: big, rate_limit_per_hour: big, max_queries_per_day: big, max_concurrent_queries: 1000, max_scan_duration_seconds: 3600,
+  });
+  return t.token;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-query-bench-'));
   const root = join(dir, 'data', 'svc');
   const duck = await DuckDBInstance.create(':memory:');
   const conn = await duck.connect();
   let s: TestServer | null = null;
+  let off: TestServer | null = null;
+  let offDir: string | null = null;
   try {
     const g0 = performance.now();
     const files = await generate(conn, root);
@@ -208,7 +231,12 @@ async function main(): Promise<void> {
     await conn.run('SET preserve_insertion_order = false');
     await conn.run(`CREATE VIEW cpu AS SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
     s = await startServer({ dir, env: { SVC_QUERY_TIMEOUT: '600s' } });
-    if (process.env.BENCH_RBAC === '1') token = await narrowedToken(s, 'bench-narrowed');
+    // The svc side runs as a non-admin token: bound by a governance policy whose limits never trigger
+    // (every one checked per query; no row cap, which would add a LIMIT), or with BENCH_RBAC=1 one in
+    // 3 teams with 20 roles. A second server on the same files runs with query management and governance off.
+    const governed = process.env.BENCH_RBAC === '1' ? await narrowedToken(s, 'bench-narrowed') : await governedToken(s);
+    offDir = mkdtempSync(join(tmpdir(), 'svc-query-bench-off-'));
+    off = await startServer({ dir: offDir, env: { SVC_QUERY_TIMEOUT: '600s', SVC_STORAGE_LOCAL_PATH: root, SVC_QUERY_MANAGEMENT_ENABLED: 'false', SVC_GOVERNANCE_ENABLED: 'false' } });
     const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const lastHour = new Date(START + 23 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const cases: { name: string; sql: string; route?: string; rows?: number; target: string }[] = [
@@ -222,22 +250,27 @@ async function main(): Promise<void> {
       { name: 'ORDER BY time DESC LIMIT 1000', sql: 'SELECT * FROM cpu ORDER BY time DESC LIMIT 1000', target: '<= 40 ms' },
     ];
     const lines: string[] = [];
-    const head = `| query | svc HTTP ms | DuckDB direct ms | ratio | svc rows/s | runs | target |`;
-    lines.push(head, '|---|---:|---:|---:|---:|---:|---|');
+    const head = `| query | svc HTTP ms | DuckDB direct ms | ratio | svc rows/s | runs | target | registry + governance |`;
+    lines.push(head, '|---|---:|---:|---:|---:|---:|---|---:|');
     for (const c of cases.filter((x) => !process.env.BENCH_ONLY || x.name.includes(process.env.BENCH_ONLY))) {
-      const { svc, raw, pairs } = await timePair(
-        () => viaHttp(s!, c.route ?? '/api/v1/query', c.sql),
+      const { svc, raw, off: ungated, pairs } = await timePair(
+        () => viaHttp(s!, c.route ?? '/api/v1/query', c.sql, governed),
         () => direct(conn, c.sql),
         c.rows !== undefined,
+        () => viaHttp(off!, c.route ?? '/api/v1/query', c.sql),
       );
       const rate = c.rows ? `${((c.rows / svc.ms) * 1000 / 1e6).toFixed(2)}M` : '';
-      lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${pairs} | ${c.target} |`);
+      // How much the ratio moves with the features on: (governed - off) / off (target: within 2%).
+      const gate = `${(((svc.ms - ungated.ms) / ungated.ms) * 100).toFixed(1)}% (${(svc.ms - ungated.ms).toFixed(2)} ms)`;
+      lines.push(`| ${c.name} | ${svc.ms.toFixed(1)} | ${raw.ms.toFixed(1)} | ${(svc.ms / raw.ms).toFixed(2)}x | ${rate} | ${pairs} | ${c.target} | ${gate} |`);
       process.stderr.write(`${lines[lines.length - 1]}\n`);
     }
     const native = await nativeVsTypescript(conn);
-    process.stdout.write(`\nquery bench${token ? ' (token in 3 teams with 20 roles)' : ''}: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
+    process.stdout.write(`\nquery bench${process.env.BENCH_RBAC === '1' ? ' (token in 3 teams with 20 roles)' : ' (token under a governance policy)'}: ${ROWS.toLocaleString()} rows, 24 files (${ROUNDED ? 'two-decimal' : 'full-precision random'} floats), generated in ${genSec.toFixed(1)} s; medians (runs: timed calls per side, alternating for ratios)\n\n${lines.join('\n')}\n`);
     process.stdout.write(`\nnative vs TypeScript encoders, in this process (encode only, medians):\n\n${native.join('\n')}\n`);
   } finally {
+    await off?.cleanup();
+    if (offDir) rmSync(offDir, { recursive: true, force: true });
     await s?.cleanup();
     conn.closeSync();
     rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ import {
   recoverCompactions,
   secretKeyPath,
 } from './admin/index.ts';
+import { AuditLog, SqliteAuditStore } from './audit/index.ts';
 import { createRbac, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
@@ -37,9 +38,11 @@ import {
 } from './cli/index.ts';
 import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
 import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
+import { createGovernance } from './governance/index.ts';
 import { consoleRoutes, type MemoryFetch } from './console/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance, nativeResultsEnabled, selfCheck } from './duckdb/index.ts';
 import {
+  auditRoutes,
   backupRoutes,
   clusterRoutes,
   compactionRoutes,
@@ -47,6 +50,8 @@ import {
   createApp,
   databaseRoutes,
   deleteRoutes,
+  disabledRoutes,
+  governanceRoutes,
   exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
@@ -55,6 +60,7 @@ import {
   metricsRoutes,
   mqttRoutes,
   msgpackWriteRoutes,
+  queryManagementRoutes,
   queryRoutes,
   requestBody,
   retentionRoutes,
@@ -83,6 +89,7 @@ const REPLICATED_TABLES = [
   { table: 'retention_policies', key: 'id' },
   { table: 'continuous_queries', key: 'id' },
   { table: 'mqtt_subscriptions', key: 'id' },
+  { table: 'governance_policies', key: 'id' },
   // Parents before children: a full reload replaces tables in this order.
   ...['rbac_organizations', 'rbac_teams', 'rbac_members', 'rbac_roles', 'rbac_measurement_grants'].map((table) => ({ table, key: 'id' })),
 ];
@@ -168,11 +175,13 @@ async function composeServices(
   }
   // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.
   let databasesChanged = () => {};
+  let governancePoliciesChanged = () => {};
   const replicated = cluster
     ? new ReplicatedMetadata(cluster.client, cluster.settings.prefix, new ReplicationStore(catalog, REPLICATED_TABLES), logger.child({ component: 'replicated-metadata' }), (table) => {
         if (table === 'tokens') tokens.invalidateCache();
         if (table.startsWith('rbac_')) authorizer.invalidate();
         if (table === 'databases') databasesChanged();
+        if (table === 'governance_policies') governancePoliciesChanged();
       })
     : null;
   if (replicated) {
@@ -235,6 +244,7 @@ async function composeServices(
     onMetadataRestored: () => {
       tokens.invalidateCache();
       authorizer.invalidate();
+      governance.policies?.reload();
     },
   });
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
@@ -254,6 +264,21 @@ async function composeServices(
   const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
   services.add('query engine', () => queryPool.close());
   const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
+  // Query management and governance: every query passes their gate (none when both are off).
+  const governance = createGovernance({
+    catalog,
+    queryManagement: config.query_management.enabled,
+    governance: config.governance.enabled,
+    tokenOf: (id) => tokenOf(tokens, id),
+  });
+  const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger, governance.gate);
+  const audit = config.audit_log.enabled
+    ? new AuditLog(new SqliteAuditStore(catalog), { retentionDays: config.audit_log.retention_days, includeReads: config.audit_log.include_reads }, metrics, logger)
+    : null;
+  // Daily usage counters and queued audit events are written after the buffers flush, before the catalog closes.
+  services.add('governance', () => governance.stop());
+  if (audit) services.add('audit log', () => audit.stop());
+  governancePoliciesChanged = () => governance.policies?.reload();
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
     config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
@@ -276,6 +301,7 @@ async function composeServices(
     authorizer,
     rbac,
     readiness,
+    audit,
     storageHealth: () => ({ hot: opened.health.view() }),
     afterMutation: replicated ? () => replicated.drain() : undefined,
     cluster: cluster ? () => cluster : undefined,
@@ -294,6 +320,9 @@ async function composeServices(
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
+      ['/api/v1/queries', governance.registry ? queryManagementRoutes(governance.registry) : disabledRoutes('query management', 'query_management.enabled')],
+      ['/api/v1/governance', governance.policies ? governanceRoutes(governance, governance.policies) : disabledRoutes('governance', 'governance.enabled')],
+      ['/api/v1/audit', audit ? auditRoutes(audit) : disabledRoutes('the audit log', 'audit_log.enabled')],
       ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
       ['/api/v1', exportRoutes(queries)],
       ['/api/v1', queryRoutes(queries)],
@@ -325,6 +354,12 @@ async function composeServices(
     const memoryApp = createMemoryService({
       config: config.memory,
       logger: logger.child({ service: 'memory' }),
+      observe: audit
+        ? (r) => {
+            if (audit.wants(r.method, r.status, r.path))
+              audit.record({ service: 'memory', timeMs: Date.now(), tokenId: r.keyId, tokenName: null, clientIp: r.clientIp, method: r.method, path: r.path, status: r.status, durationMs: r.durationMs, database: null });
+          }
+        : undefined,
       svc: svcFetch({ url: config.memory.svc_url, token: memoryServiceToken(config, tokens), local: async (req) => app.fetch(req) }),
     });
     services.add('memory service', () => memoryApp.close());
@@ -350,6 +385,8 @@ async function composeServices(
   await services.start({ name: 'mqtt subscriptions', start: () => mqtt.startAll(), stop: () => mqtt.stopAll() });
   await services.start({ name: 'compaction schedules', start: () => compaction.start(), stop: () => compaction.stop() });
   await services.start({ name: 'lifecycle schedules', start: () => lifecycle.start(), stop: () => lifecycle.stop() });
+  governance.start();
+  audit?.start();
   // The node joins once it listens (its advertised address needs the port) and is ready.
   if (cluster) {
     await cluster.start(defaultAdvertiseUrl(config.server.host, tsServer.port ?? config.server.port, config.server.tls_enabled));
@@ -394,6 +431,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
 /** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */
 function inflightBodyLimit(config: Config): number {
   return config.server.max_inflight_body_size || Math.floor(totalmem() / 4);
+}
+
+/** Whether a token exists and is an admin (governance checks policy targets against it). */
+function tokenOf(tokens: TokenService, id: string): { isAdmin: boolean } | null {
+  return tokens.list().find((t) => t.id === id) ?? null;
 }
 
 /**

@@ -190,4 +190,43 @@ export const migrations: readonly Migration[] = [
     );
     CREATE INDEX rbac_grants_by_role ON rbac_measurement_grants(role_id);`,
   },
+  {
+    // Query governance (policies, daily usage counters; governance/*-store.ts) and the audit log
+    // (audit/audit-store.ts). One policy per token; token_id NULL is the default policy.
+    id: '0010_governance_and_audit',
+    sql: `CREATE TABLE governance_policies (
+      id TEXT PRIMARY KEY,
+      token_id TEXT UNIQUE,
+      limits TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX governance_policies_one_default ON governance_policies((token_id IS NULL)) WHERE token_id IS NULL;
+    CREATE TABLE governance_usage_daily (
+      token_id TEXT NOT NULL,
+      day TEXT NOT NULL,
+      queries INTEGER NOT NULL DEFAULT 0,
+      rows_returned INTEGER NOT NULL DEFAULT 0,
+      rejected INTEGER NOT NULL DEFAULT 0,
+      capped INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (token_id, day)
+    );
+    CREATE TABLE audit_events (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      time_ms INTEGER NOT NULL,
+      token_id TEXT,
+      token_name TEXT,
+      client_ip TEXT,
+      method TEXT NOT NULL,
+      path TEXT NOT NULL,
+      status INTEGER NOT NULL,
+      duration_ms REAL NOT NULL,
+      database TEXT,
+      action TEXT NOT NULL,
+      detail TEXT
+    );
+    CREATE INDEX audit_events_by_time ON audit_events(time_ms);
+    CREATE INDEX audit_events_by_token ON audit_events(token_id, time_ms);
+    CREATE INDEX audit_events_by_action ON audit_events(action, time_ms);`,
+  },
 ];

@@ -5,6 +5,7 @@ import { rbacSection } from './sections/rbac.ts';
 import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
+import { auditLogSection, governanceSection, queryManagementSection } from './sections/governance.ts';
 import { clusterSection } from './sections/cluster.ts';
 import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
@@ -39,6 +40,9 @@ export const sections = {
   metrics: metricsSection,
   log: logSection,
   memory: memorySection,
+  query_management: queryManagementSection,
+  governance: governanceSection,
+  audit_log: auditLogSection,
   cluster: clusterSection,
   console: consoleSection,
 } as const;
@@ -64,6 +68,9 @@ export const configSchema = z.object({
   metrics: metricsSection.prefault({}),
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
+  query_management: queryManagementSection.prefault({}),
+  governance: governanceSection.prefault({}),
+  audit_log: auditLogSection.prefault({}),
   cluster: clusterSection.prefault({}),
   console: consoleSection.prefault({}),
 });

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { AuditLog } from '../audit/index.ts';
 import type { Authorizer, RbacService, TokenService } from '../auth/index.ts';
 import type { ClusterNode } from '../cluster/index.ts';
 import type { Config } from '../config/index.ts';
@@ -6,6 +7,7 @@ import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
+import { auditTrail } from './middleware/audit.ts';
 import { authenticate } from './middleware/auth.ts';
 import { authorize } from './middleware/authorize.ts';
 import { limitBody } from './middleware/body-limit.ts';
@@ -26,6 +28,8 @@ export interface AppDeps {
   rbac: RbacService;
   readiness: Readiness;
   storageHealth: StorageHealth;
+  /** The audit log when audit_log.enabled: one middleware records every audited request. */
+  audit?: AuditLog | null;
   /** Extra routers mounted by features: [base path, router]. */
   routers?: [string, Hono<AppEnv>][];
   /** The cluster node, once it joined; null on a standalone server. */
@@ -40,6 +44,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError(errorHandler(deps.logger));
   app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.use('*', requestMetrics(deps.metrics, deps.logger));
+  // Before auth: a refused request (401, 403) is audited too.
+  if (deps.audit) app.use('*', auditTrail(deps.audit));
   app.use('*', authenticate(deps.tokens, deps.config.auth.enabled));
   app.use('*', authorize(deps.authorizer));
   // Before any body is read: a forwarded request streams its body on unread.

@@ -6,6 +6,8 @@ export type ErrorKind =
   | 'not_found' // 404
   | 'conflict' // 409
   | 'too_large' // 413
+  | 'rate_limited' // 429: a governance limit refused the request; Retry-After says when to retry
+  | 'cancelled' // 409: the work was cancelled by an operator
   | 'unavailable' // 503: try again later (backpressure, starting, stopping)
   | 'timeout' // 504: the work took longer than allowed
   | 'internal'; // 500
@@ -17,6 +19,8 @@ const statusOf: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  rate_limited: 429,
+  cancelled: 409,
   unavailable: 503,
   timeout: 504,
   internal: 500,
@@ -46,6 +50,9 @@ export const conflict = (msg: string, extra?: Record<string, unknown>) => new Ap
 export const forbidden = (msg: string) => new AppError('forbidden', msg);
 export const unauthenticated = (msg: string) => new AppError('unauthenticated', msg);
 export const tooLarge = (msg: string) => new AppError('too_large', msg);
+/** 429 with Retry-After in whole seconds (at least 1). */
+export const rateLimited = (msg: string, retryAfterSec: number) =>
+  new AppError('rate_limited', msg, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) } });
 export const unavailable = (msg: string, retryAfterSec = 1) =>
   new AppError('unavailable', msg, { headers: { 'Retry-After': String(retryAfterSec) } });
 

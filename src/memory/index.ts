@@ -22,10 +22,12 @@ import { openMemoryDb } from './store/memory-db.ts';
 import { SessionStore } from './store/session-store.ts';
 import { TombstoneStore } from './store/tombstone-store.ts';
 import type { SvcFetch } from './svc-client.ts';
+import type { RequestObserver } from './http/request-observer.ts';
 import { Tombstones } from './tombstones.ts';
 
 export { svcFetch, type SvcFetch } from './svc-client.ts';
 export { KEY_PREFIX } from './key-service.ts';
+export type { ObservedRequest, RequestObserver } from './http/request-observer.ts';
 
 /** A built memory service: its HTTP handler and how to release its resources. */
 export interface MemoryServiceHandle {
@@ -36,7 +38,7 @@ export interface MemoryServiceHandle {
 }
 
 /** Builds the memory service from its config section. Throws a 400-kind AppError on a bad setting. */
-export function createMemoryService(deps: { config: Config['memory']; svc: SvcFetch; logger: Logger }): MemoryServiceHandle {
+export function createMemoryService(deps: { config: Config['memory']; svc: SvcFetch; logger: Logger; observe?: RequestObserver }): MemoryServiceHandle {
   const cfg = deps.config;
   const windowMs = parseDuration(cfg.dedup_window);
   if (windowMs === null || windowMs <= 0) throw invalid(`cannot start: memory.dedup_window '${cfg.dedup_window}' must be a duration such as 2s, 30m or 24h`);
@@ -60,6 +62,7 @@ export function createMemoryService(deps: { config: Config['memory']; svc: SvcFe
     search: new SearchService(memories, cfg.search_candidates),
     agents: new AgentService(new AgentStore(db), sessionStore, storage, tombstones),
     sessions: new SessionService(sessionStore, memories, cfg.context_max_memories),
+    observe: deps.observe,
   });
   if (boot.created && !boot.key) deps.logger.info('memory service admin key created from memory.bootstrap_key');
   return { fetch: app.fetch, bootstrapKey: boot.key, close: () => db.close() };

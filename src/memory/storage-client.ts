@@ -26,7 +26,7 @@ export class StorageClient {
 
   /** Runs one SELECT and returns its rows as objects (a measurement with no data yet answers zero rows). */
   async query(sql: string): Promise<Row[]> {
-    const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories');
+    const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories', { 'x-svc-query-source': 'memory' });
     const body = (await res.json()) as { columns?: string[]; data?: unknown[][] };
     const cols = body.columns ?? [];
     return (body.data ?? []).map((row) => {
@@ -42,10 +42,11 @@ export class StorageClient {
     return res?.ok ?? false;
   }
 
-  private async call(path: string, contentType: string, body: string | Uint8Array, what: string): Promise<Response> {
+  private async call(path: string, contentType: string, body: string | Uint8Array, what: string, extra: Record<string, string> = {}): Promise<Response> {
     const req = new Request(`http://svc${path}`, {
       method: 'POST',
-      headers: { 'content-type': contentType, 'x-svc-database': this.database },
+      // x-svc-query-source marks reads as the memory service's in the query registry.
+      headers: { 'content-type': contentType, 'x-svc-database': this.database, ...extra },
       body,
     });
     let res: Response;

@@ -39,7 +39,13 @@ export type NextChunk = () => Promise<ResultChunk | null>;
  * Reads a result: the connection, the buffered-row tables and the file leases stay held until the
  * promise settles (a streamed response keeps them while it sends). `profile()` is the profile so far.
  */
-export type ResultConsumer<R> = (columns: ResultColumn[], next: NextChunk, profile: () => QueryProfile) => Promise<R>;
+export type ResultConsumer<R> = (columns: ResultColumn[], next: NextChunk, profile: () => QueryProfile, info: ResultInfo) => Promise<R>;
+
+/** What is known about a result before its first row is read. */
+export interface ResultInfo {
+  /** The result was cut at ExecuteOptions.maxRows (more rows existed). */
+  rowsCapped: boolean;
+}
 
 /** Where the time went and what was read (MessagePack `profile`, logs). */
 export interface QueryProfile {
@@ -63,6 +69,8 @@ export interface ExecuteOptions {
    * query's columns, a SELECT list over them (named c0, c1, ...) and the columns it yields, or null.
    */
   render?: (columns: ResultColumn[]) => RenderedResult | null;
+  /** Cut the result at this many rows (a governance policy's max_rows_per_query). */
+  maxRows?: number | null;
 }
 
 /** Runs one user SELECT on `conn` and hands its result, chunk by chunk, to `consume`. */
@@ -71,7 +79,7 @@ export async function executeSelect<R>(
   source: TableSource,
   opts: ExecuteOptions,
   consume: ResultConsumer<R>,
-): Promise<{ result: R; columns: ResultColumn[]; profile: QueryProfile }> {
+): Promise<{ result: R; columns: ResultColumn[]; profile: QueryProfile; rowsCapped: boolean }> {
   const t0 = performance.now();
   const tree = await parseSql(conn, opts.sql);
   guardTree(tree);
@@ -105,7 +113,10 @@ export async function executeSelect<R>(
     // those are read by column name; files sharing one schema skip that (see file-schemas.ts).
     const byName: boolean[] = [];
     for (const f of files) byName.push(f.length > 1 && !(await sameFlatSchema(conn, f)));
-    const finalSql = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName), files);
+    const uncapped = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName), files);
+    // A row cap is a LIMIT around the query (the engine stops early), not rows dropped after it ran.
+    const maxRows = opts.maxRows ?? null;
+    const finalSql = maxRows === null ? uncapped : `SELECT * FROM (${uncapped}) AS __svc_cap LIMIT ${maxRows}`;
     const t2 = performance.now();
     // Materialized, not streamed: a streamed result (conn.stream + fetchChunk) would let DuckDB's scan
     // overlap the encoding, but node-bindings returns null both at the end and when the query fails
@@ -143,6 +154,8 @@ export async function executeSelect<R>(
     original ??= resultColumns(result.columnNames(), result.columnTypes());
     if (overFiles && !known) remember(finalSql, original);
     columns ??= original;
+    // Exactly maxRows rows: whether more existed takes one probe past the cap.
+    const rowsCapped = maxRows !== null && result.rowCount >= maxRows && (await hasRowsBeyond(conn, uncapped, maxRows).catch(failed));
     chunks = resultChunks(result, columns.length);
     const all = chunks;
     let at = 0;
@@ -160,17 +173,23 @@ export async function executeSelect<R>(
       files: plan.refs.reduce((n, r) => n + r.files.length, 0),
       buffered_rows: [...plan.buffers.values()].reduce((n, x) => n + x.rows, 0),
     });
-    const out = await consume(columns, next, profile);
+    const out = await consume(columns, next, profile, { rowsCapped });
     if (at === all.count) {
       const entry = knownResults.get(finalSql);
       if (entry) entry.rows = rows;
     }
-    return { result: out, columns, profile: profile() };
+    return { result: out, columns, profile: profile(), rowsCapped };
   } finally {
     chunks?.close();
     if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
     release();
   }
+}
+
+/** True when `sql` yields more than `n` rows (reads at most n + 1 of them). */
+async function hasRowsBeyond(conn: DuckDBConnection, sql: string, n: number): Promise<boolean> {
+  const rows = (await conn.runAndReadAll(`SELECT count(*) FROM (SELECT 1 FROM (${sql}) AS __svc_probe LIMIT 1 OFFSET ${n})`)).getRows();
+  return Number(rows[0]?.[0] ?? 0) > 0;
 }
 
 /**

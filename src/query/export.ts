@@ -23,16 +23,19 @@ export interface ExportedFile {
   contentType: string;
   extension: string;
   rows: number;
+  /** The result was cut at the caller's max_rows_per_query (x-svc-rows-capped). */
+  rowsCapped: boolean;
 }
 
 /** Runs `req` and encodes its whole result as `format`; 413 past EXPORT_MAX_BYTES. */
 export async function exportQuery(queries: QueryService, req: QueryRequest, format: ExportFormat): Promise<ExportedFile> {
-  const body = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
+  const { body, rowsCapped } = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
   const ipc = await readCapped(body);
   const table = tableFromIPC(ipc);
-  if (format === 'arrow') return { bytes: ipc, contentType: 'application/vnd.apache.arrow.stream', extension: 'arrow', rows: table.numRows };
-  if (format === 'csv') return { bytes: new TextEncoder().encode(tableToCsv(table)), contentType: 'text/csv; charset=utf-8', extension: 'csv', rows: table.numRows };
-  return { bytes: writeResultParquet(resultColumns(table)), contentType: 'application/vnd.apache.parquet', extension: 'parquet', rows: table.numRows };
+  const rows = table.numRows;
+  if (format === 'arrow') return { bytes: ipc, contentType: 'application/vnd.apache.arrow.stream', extension: 'arrow', rows, rowsCapped };
+  if (format === 'csv') return { bytes: new TextEncoder().encode(tableToCsv(table)), contentType: 'text/csv; charset=utf-8', extension: 'csv', rows, rowsCapped };
+  return { bytes: writeResultParquet(resultColumns(table)), contentType: 'application/vnd.apache.parquet', extension: 'parquet', rows, rowsCapped };
 }
 
 async function readCapped(body: ReadableStream<Uint8Array> | Blob): Promise<Uint8Array> {

@@ -20,6 +20,15 @@ export type Emit = (parts: Uint8Array[]) => void;
 export interface ResultMeta {
   executionTimeMs: number;
   profile: QueryProfile;
+  /** The result was cut at the caller's max_rows_per_query. */
+  rowsCapped: boolean;
+}
+
+/** A response body and what its headers must say. */
+export interface QueryBody {
+  body: ReadableStream<Uint8Array> | Blob;
+  /** Known before the first byte: the result was cut at max_rows_per_query (x-svc-rows-capped). */
+  rowsCapped: boolean;
 }
 
 /** Writes its body through `emit` as chunks arrive (the opening bytes from its constructor). */
@@ -48,7 +57,7 @@ export function streamQuery(
   queries: QueryService,
   req: QueryRequest,
   makeEncoder: (columns: ResultColumn[], emit: Emit) => StreamEncoder,
-): Promise<ReadableStream<Uint8Array> | Blob> {
+): Promise<QueryBody> {
   const started = performance.now();
   const gone = new AbortController();
   let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
@@ -81,7 +90,7 @@ export function streamQuery(
     // still an ordinary error response.
     let sending = false;
     queries
-      .execute({ ...req, signal }, async (columns, next, profile) => {
+      .execute({ ...req, signal }, async (columns, next, profile, info) => {
         const encoder = makeEncoder(columns, emit);
         for (let chunk = await next(); chunk; chunk = await next()) {
           await encoder.add(chunk);
@@ -90,16 +99,16 @@ export function streamQuery(
             sending = true;
             emit(held);
             held = [];
-            resolve(body);
+            resolve({ body, rowsCapped: info.rowsCapped });
           }
           while (controller && (controller.desiredSize ?? 0) <= 0 && !gone.signal.aborted) await new Promise<void>((r) => (wake = r));
           if (gone.signal.aborted) throw new AppError('invalid', DISCONNECTED);
         }
-        await encoder.end({ executionTimeMs: Math.round((performance.now() - started) * 1000) / 1000, profile: profile() });
+        await encoder.end({ executionTimeMs: Math.round((performance.now() - started) * 1000) / 1000, profile: profile(), rowsCapped: info.rowsCapped });
         if (controller) (controller as ReadableStreamDefaultController<Uint8Array>).close();
         else {
           sending = true;
-          resolve(new Blob(held as Uint8Array<ArrayBuffer>[]));
+          resolve({ body: new Blob(held as Uint8Array<ArrayBuffer>[]), rowsCapped: info.rowsCapped });
         }
         return encoder;
       })

@@ -6,11 +6,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
-import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryService } from '../../query/index.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryBody, type QueryService } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
 import { database, DATABASE_RULES } from '../middleware/database.ts';
+import { queryOrigin } from '../query-origin.ts';
 
 /** `{sql}` (or `q`, as the hosted variant names it); `format` is accepted and must be json when given. */
 const queryBody = z.object({
@@ -43,6 +44,12 @@ const sqlOf = (body: z.output<typeof queryBody>): string => {
   return sql;
 };
 
+/** A query result response; a result cut at max_rows_per_query says so in `x-svc-rows-capped`. */
+function resultResponse(out: QueryBody, headers: Record<string, string>): Response {
+  if (out.rowsCapped) headers['x-svc-rows-capped'] = 'true';
+  return new Response(out.body, { headers });
+}
+
 /** A time parameter as a DuckDB TIMESTAMP expression (µs precision from RFC 3339, ms from epoch numbers). */
 function timeParam(name: string, value: string): string {
   if (/^-?\d+$/.test(value)) return `epoch_ms(${Number(value)})`;
@@ -63,16 +70,16 @@ export function queryRoutes(queries: QueryService) {
   // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
   app.post('/query', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson };
-    const body = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
-    return new Response(body, { headers: { 'content-type': 'application/json' } });
+    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'query', 'json') };
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
+    return resultResponse(out, { 'content-type': 'application/json' });
   });
 
   app.post('/query/arrow', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW };
-    const body = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
-    return new Response(body, { headers: { 'content-type': 'application/vnd.apache.arrow.stream' } });
+    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW, origin: queryOrigin(c, 'query', 'arrow') };
+    const out = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
+    return resultResponse(out, { 'content-type': 'application/vnd.apache.arrow.stream' });
   });
 
   app.post('/query/msgpack', ...sqlRoute, async (c) => {
@@ -82,15 +89,16 @@ export function queryRoutes(queries: QueryService) {
     // The map is emitted whole at the end, so compressing it is one call over all of it. Level 1: on
     // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
     const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
-    const body = await streamQuery(queries, { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal }, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
+    const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, origin: queryOrigin(c, 'query', 'msgpack') };
+    const out = await streamQuery(queries, req, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';
-    return new Response(body, { headers });
+    return resultResponse(out, headers);
   });
 
   app.post('/query/estimate', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
-    return c.json(await queries.estimate({ sql, database: c.var.database, access: c.get('access') }));
+    return c.json(await queries.estimate({ sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, origin: queryOrigin(c, 'estimate', 'json') }));
   });
 
   app.get('/measurements', read, database(DATABASE_RULES.measurementList), (c) => {
@@ -105,8 +113,9 @@ export function queryRoutes(queries: QueryService) {
     if (!IDENT.test(db) || !IDENT.test(measurement)) throw invalid('invalid database or measurement name');
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${db}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
-    const body = await streamQuery(queries, { sql, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson }, (cols, emit) => new JsonEncoder(cols, emit));
-    return new Response(body, { headers: { 'content-type': 'application/json' } });
+    const req = { sql, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'measurement', 'json') };
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
+    return resultResponse(out, { 'content-type': 'application/json' });
   });
 
   return app;

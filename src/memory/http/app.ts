@@ -8,6 +8,7 @@ import type { SearchService } from '../search-service.ts';
 import type { SessionService } from '../session-service.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { requireKey } from './auth.ts';
+import { observeRequests, type RequestObserver } from './request-observer.ts';
 import type { MemoryEnv } from './env.ts';
 import { memoryErrorHandler } from './errors.ts';
 import { memoryHealthRoutes } from './health-routes.ts';
@@ -29,6 +30,8 @@ export interface MemoryHttpDeps {
   search: SearchService;
   agents: AgentService;
   sessions: SessionService;
+  /** Told about every answered request (the audit log, when on). */
+  observe?: RequestObserver;
 }
 
 /** The memory service's Hono app: public health, then API-key auth on every /api route. */
@@ -36,6 +39,7 @@ export function memoryHttpApp(deps: MemoryHttpDeps): Hono<MemoryEnv> {
   const app = new Hono<MemoryEnv>();
   app.onError(memoryErrorHandler(deps.logger));
   app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  if (deps.observe) app.use('*', observeRequests(deps.observe));
   app.route('/', memoryHealthRoutes(deps));
   app.use('/api/*', requireKey(deps.keys));
   app.use('/api/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: 'payload_too_large', message: `request body is larger than ${MAX_BODY_BYTES} bytes` }, 413) }));

@@ -11,6 +11,8 @@ const CODE_OF: Record<ErrorKind, string> = {
   not_found: 'not_found',
   conflict: 'duplicate',
   too_large: 'payload_too_large',
+  rate_limited: 'rate_limited',
+  cancelled: 'cancelled',
   unavailable: 'unavailable',
   timeout: 'timeout',
   internal: 'internal',

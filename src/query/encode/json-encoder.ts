@@ -93,11 +93,11 @@ export class JsonEncoder {
   }
 
   /** Writes the remaining rows and the closing bytes. */
-  async end(meta: { executionTimeMs: number }): Promise<void> {
+  async end(meta: { executionTimeMs: number; rowsCapped?: boolean }): Promise<void> {
     await this.flush(0);
     const tail = new ByteSink();
     const ms = Number.isFinite(meta.executionTimeMs) ? meta.executionTimeMs : 0;
-    tail.ascii(`],"row_count":${this.rows},"execution_time_ms":${ms},"success":true}`);
+    tail.ascii(`],"row_count":${this.rows},"execution_time_ms":${ms},${meta.rowsCapped ? '"rows_capped":true,' : ''}"success":true}`);
     this.emit(tail.parts());
   }
 

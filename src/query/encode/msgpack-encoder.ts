@@ -141,10 +141,10 @@ export class MsgpackEncoder {
   }
 
   /** Writes the whole map. */
-  end(meta: { executionTimeMs: number; profile?: QueryProfile }): void {
+  end(meta: { executionTimeMs: number; profile?: QueryProfile; rowsCapped?: boolean }): void {
     const profile = this.withProfile && meta.profile ? { ...meta.profile, rows: this.rows } : undefined;
     const head = new ByteSink();
-    mp.map(head, profile ? 8 : 7);
+    mp.map(head, 7 + (profile ? 1 : 0) + (meta.rowsCapped ? 1 : 0));
     mp.str(head, 'success');
     mp.bool(head, true);
     mp.str(head, 'columns');
@@ -168,6 +168,10 @@ export class MsgpackEncoder {
     mp.float64(tail, meta.executionTimeMs);
     mp.str(tail, 'timestamp');
     mp.str(tail, new Date().toISOString());
+    if (meta.rowsCapped) {
+      mp.str(tail, 'rows_capped');
+      mp.bool(tail, true);
+    }
     if (profile) {
       mp.str(tail, 'profile');
       mp.map(tail, Object.keys(profile).length);

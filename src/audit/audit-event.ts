@@ -1,0 +1,33 @@
+/** The audit event: who did what, when, from where, with what outcome; never a secret or a body. */
+export interface AuditEvent {
+  /** RFC 3339 UTC. */
+  time: string;
+  token_id: string | null;
+  token_name: string | null;
+  client_ip: string | null;
+  method: string;
+  /** The path only: the query string (which may carry `p=<token>`) is never kept. */
+  path: string;
+  status: number;
+  duration_ms: number;
+  database: string | null;
+  /** The operation: `token.create`, `database.delete`, `query.cancel`, `retention.apply`, ... */
+  action: string;
+  /** What the path names (an id), the service; never a body or a credential. */
+  detail: Record<string, string> | null;
+}
+
+/** What a request hands the audit log; the log derives the action, the detail and scrubs the path. */
+export interface AuditRequest {
+  /** Which listener: `timeseries` or `memory`. */
+  service: 'timeseries' | 'memory';
+  timeMs: number;
+  tokenId: string | null;
+  tokenName: string | null;
+  clientIp: string | null;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  database: string | null;
+}
