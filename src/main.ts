@@ -263,7 +263,6 @@ async function composeServices(
   });
   const queryPool = new ConnectionPool(queryDuck, config.query.max_concurrent || navigator.hardwareConcurrency || 4);
   services.add('query engine', () => queryPool.close());
-  const queries = new QueryService(queryPool, querySource, { timeoutMs: config.query.timeout, slowQueryMs: config.query.slow_query_threshold_ms }, metrics, logger);
   // Query management and governance: every query passes their gate (none when both are off).
   const governance = createGovernance({
     catalog,
