@@ -56,6 +56,7 @@ import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
 import { ManifestTableSource, QueryService } from './query/index.ts';
+import { startPgWire } from './pgwire/index.ts';
 import { FileReaper, meteredStore, openObjectStore, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
@@ -225,10 +226,17 @@ export async function startServices(config: Config, env: Record<string, string |
   });
   // auto_start subscriptions come back once recovery is done; connecting happens in the background.
   await mqtt.startAll();
+  // The Postgres wire door runs the same QueryService as the HTTP query routes.
+  const pgwire = config.pgwire.enabled
+    ? startPgWire(
+        { host: config.pgwire.host, port: config.pgwire.port },
+        { tokens, queries, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },
+      )
+    : null;
   compaction.start();
   lifecycle.start();
   readiness.phase = 'ready';
-  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
+  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, pgwire_port: pgwire?.port ?? null, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop requested') =>
@@ -239,6 +247,7 @@ export async function startServices(config: Config, env: Record<string, string |
       const work = (async () => {
         // HTTP first: no new work is accepted while the rest drains.
         await Promise.all(servers.map((s) => s.stop()));
+        pgwire?.stop();
         // MQTT clients next: the message in hand is written, then nothing more enters the buffers.
         await mqtt.stopAll();
         // Schedules stop; a merge in progress finishes (an interrupted one would be settled at start anyway).

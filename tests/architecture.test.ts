@@ -13,7 +13,7 @@ const SRC = join(import.meta.dir, '..', 'src');
  * Lowest first; a folder may import only folders of lower rank. duckdb/ sits below parquet/ and
  * buffer/ because the Parquet writer is DuckDB (the faster writer measured in issue 3).
  */
-const RANK = ['lib', 'observability', 'config', 'catalog', 'duckdb', 'storage', 'ingest', 'wal', 'parquet', 'buffer', 'query', 'auth', 'admin', 'cluster', 'http', 'memory', 'cli', 'main.ts'];
+const RANK = ['lib', 'observability', 'config', 'catalog', 'duckdb', 'storage', 'ingest', 'wal', 'parquet', 'buffer', 'query', 'auth', 'admin', 'cluster', 'pgwire', 'http', 'memory', 'cli', 'main.ts'];
 
 /** memory/ must be able to ship alone: it talks to the time-series service over HTTP only. */
 const MEMORY_MAY_IMPORT = new Set(['lib', 'observability', 'config', 'memory']);

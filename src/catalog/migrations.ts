@@ -141,4 +141,13 @@ export const migrations: readonly Migration[] = [
     );
     CREATE INDEX lifecycle_executions_by_owner ON lifecycle_executions(kind, owner_id, id);`,
   },
+  {
+    // Postgres wire logins: a SCRAM-SHA-256 verifier per token (never the secret), all under one
+    // installation salt, because the SCRAM exchange sends the salt before it can know which token
+    // the client holds (the Postgres user name is free, not a token name). Older tokens keep NULL.
+    id: '0009_token_scram_verifiers',
+    sql: `ALTER TABLE tokens ADD COLUMN scram_verifier TEXT;
+    CREATE TABLE scram_salt (id INTEGER PRIMARY KEY CHECK (id = 1), salt TEXT NOT NULL);
+    INSERT INTO scram_salt (id, salt) VALUES (1, lower(hex(randomblob(16))));`,
+  },
 ];

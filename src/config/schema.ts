@@ -5,6 +5,7 @@ import { storageSection } from './sections/storage.ts';
 import { ingestSection } from './sections/ingest.ts';
 import { walSection } from './sections/wal.ts';
 import { databaseSection, querySection } from './sections/query.ts';
+import { pgwireSection } from './sections/pgwire.ts';
 import {
   backupSection,
   compactionSection,
@@ -35,6 +36,7 @@ export const sections = {
   metrics: metricsSection,
   log: logSection,
   memory: memorySection,
+  pgwire: pgwireSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -57,6 +59,7 @@ export const configSchema = z.object({
   metrics: metricsSection.prefault({}),
   log: logSection.prefault({}),
   memory: memorySection.prefault({}),
+  pgwire: pgwireSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

@@ -9,3 +9,5 @@ export { renderFloatsAsJson } from './encode/json-render.ts';
 export { ArrowEncoder } from './encode/arrow-encoder.ts';
 export { MsgpackEncoder } from './encode/msgpack-encoder.ts';
 export type { ResultColumn } from './encode/result.ts';
+export type { QuerySession, BoundParam } from './sql/session.ts';
+export { pgTypeOf } from './catalog-tables.ts';

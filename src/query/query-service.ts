@@ -35,6 +35,10 @@ export interface QueryRequest {
   prune?: boolean;
   /** Result columns DuckDB computes for the encoder (the JSON routes: encode/json-render.ts). */
   render?: ExecuteOptions['render'];
+  /** `$n` values (Postgres wire Bind). */
+  params?: ExecuteOptions['params'];
+  /** The Postgres wire session the statement runs in. */
+  session?: ExecuteOptions['session'];
 }
 
 /** A finished query. */
