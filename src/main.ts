@@ -41,6 +41,7 @@ import {
   deleteRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
+  promWriteRoutes,
   listen,
   logsRoutes,
   metricsRoutes,
@@ -169,6 +170,7 @@ export async function startServices(config: Config, env: Record<string, string |
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
+      ['/api/v1/prom', promWriteRoutes(writeDeps)],
       ['/', importRoutes({ imports, writes, metrics, maxPayloadBytes: config.server.max_payload_size })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],
       ['/api/v1/logs', logsRoutes(logger)],

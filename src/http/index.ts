@@ -9,6 +9,7 @@ export { metricsRoutes, type MetricsRouteDeps } from './routes/metrics-routes.ts
 export { logsRoutes } from './routes/logs-routes.ts';
 export { msgpackWriteRoutes, type WriteRouteDeps } from './routes/msgpack-write-routes.ts';
 export { lineProtocolWriteRoutes } from './routes/lineprotocol-write-routes.ts';
+export { promWriteRoutes } from './routes/prom-write-routes.ts';
 export { walRoutes } from './routes/wal-routes.ts';
 export { mqttRoutes } from './routes/mqtt-routes.ts';
 export { queryRoutes } from './routes/query-routes.ts';
