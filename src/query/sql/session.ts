@@ -48,10 +48,41 @@ export function bindSession(tree: SerializedSql, params: readonly BoundParam[], 
 function transform(v: unknown, params: readonly BoundParam[], s: QuerySession | null): unknown {
   if (Array.isArray(v)) return v.map((x) => transform(x, params, s));
   if (!isNode(v)) return v;
-  const replaced = replacement(v, params, s);
-  if (replaced) return replaced;
-  for (const key in v) v[key] = transform(v[key], params, s);
-  return v;
+  // Children first: a replacement may carry its arguments, which are then already bound.
+  for (const key in v) v[key] = key === 'select_list' ? (v[key] as unknown[]).map((x) => selectItem(x, params, s)) : transform(v[key], params, s);
+  if (s && v.type === 'TABLE_FUNCTION') return tableFunction(v);
+  return replacement(v, params, s) ?? v;
+}
+
+/** A select-list item; a replaced session function keeps its name as the column name (`version`, as Postgres). */
+function selectItem(item: unknown, params: readonly BoundParam[], s: QuerySession | null): unknown {
+  const n = isNode(item) ? item : null;
+  const cols = n?.class === 'COLUMN_REF' ? (n.column_names as string[]) : null;
+  const name = n?.class === 'FUNCTION' ? String(n.function_name) : cols?.length === 1 ? cols[0]! : null;
+  const out = transform(item, params, s);
+  if (out !== item && isNode(out) && !out.alias && name) out.alias = name.toLowerCase();
+  return out;
+}
+
+/** Scalar functions Postgres clients call in FROM (a one-row, one-column relation named by the alias). */
+const SCALARS_IN_FROM = new Set(['string_to_array', 'string_split', 'regexp_split_to_array', 'current_schemas']);
+
+/**
+ * Postgres names the column of a function in FROM after its alias (`generate_series(1,3) AS i`
+ * gives column `i`), and allows scalar functions there; DuckDB does neither, so both are spelled out.
+ */
+function tableFunction(t: Node): Node {
+  const alias = String(t.alias ?? '');
+  const aliases = t.column_name_alias as string[];
+  const fn = t.function as Node;
+  if (!alias || aliases.length > 0) return t;
+  if (!SCALARS_IN_FROM.has(String(fn.function_name).toLowerCase())) return { ...t, column_name_alias: [alias] };
+  const select: Node = {
+    type: 'SELECT_NODE', modifiers: [], cte_map: { map: [] }, select_list: [{ ...fn, alias }],
+    from_table: { type: 'EMPTY', alias: '', sample: null, query_location: 0 }, where_clause: null, group_expressions: [], group_sets: [],
+    aggregate_handling: 'STANDARD_HANDLING', having: null, sample: null, qualify: null,
+  };
+  return { type: 'SUBQUERY', alias, sample: null, query_location: 0, subquery: { node: select, named_param_map: [] }, column_name_alias: [] };
 }
 
 function replacement(n: Node, params: readonly BoundParam[], s: QuerySession | null): Node | null {
@@ -67,12 +98,12 @@ function replacement(n: Node, params: readonly BoundParam[], s: QuerySession | n
   if (!s) return null;
   if (n.class === 'COLUMN_REF') {
     const names = n.column_names as string[];
-    return names.length === 1 && SESSION_COLUMNS.has(names[0]!.toLowerCase()) ? constant('VARCHAR', s.user, alias || names[0]!) : null;
+    return names.length === 1 && SESSION_COLUMNS.has(names[0]!.toLowerCase()) ? constant('VARCHAR', s.user, alias) : null;
   }
   if (n.class !== 'FUNCTION' || (n.catalog ?? '') !== '' || !['', 'pg_catalog'].includes(String(n.schema ?? '').toLowerCase())) return null;
   const name = String(n.function_name).toLowerCase();
   const args = n.children as Node[];
-  const named = (value: Node) => ({ ...value, alias: alias || name });
+  const named = (value: Node): Node => ({ ...value, alias });
   switch (name) {
     case 'version':
       return named(constant('VARCHAR', s.version));
