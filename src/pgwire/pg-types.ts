@@ -74,9 +74,10 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** `YYYY-MM-DD HH:MM:SS[.ffffff]+00`, Postgres' text form of a timestamptz in UTC. */
 export function timestamptzText(micros: bigint): string {
-  const ms = Number(micros / 1000n);
-  const frac = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
-  const d = new Date(ms - (ms % 1000 < 0 ? 1000 + (ms % 1000) : ms % 1000));
+  // Floor division: instants before 1970 keep a positive fraction of their second.
+  const secs = micros >= 0n ? micros / 1_000_000n : -((-micros + 999_999n) / 1_000_000n);
+  const frac = Number(micros - secs * 1_000_000n);
+  const d = new Date(Number(secs) * 1000);
   const base = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
   return `${base}${frac ? `.${String(frac).padStart(6, '0').replace(/0+$/, '')}` : ''}+00`;
 }

@@ -353,8 +353,11 @@ export class PgSession {
 
   private applyLocal(cmd: LocalCommand): void {
     if (cmd.kind !== 'set') return;
-    if (cmd.name === 'all') for (const [k, v] of DEFAULT_SETTINGS) if (v) this.settings.set(k, v);
-    else this.settings.set(cmd.name, cmd.value ?? DEFAULT_SETTINGS.find(([k]) => k === cmd.name)?.[1] ?? '');
+    if (cmd.name !== 'all') {
+      this.settings.set(cmd.name, cmd.value ?? DEFAULT_SETTINGS.find(([k]) => k === cmd.name)?.[1] ?? '');
+      return;
+    }
+    for (const [k, v] of DEFAULT_SETTINGS) if (v) this.settings.set(k, v);
   }
 
   private async resultOf(st: Statement, params: BoundParam[]): Promise<Result> {
