@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const client = async (password = ADMIN_TOKEN, database = 'mydb', binary = false) => {
   // `binary` is a connection option in pg: its parser decodes every DataRow of the connection as binary.
-  const c = new pg.Client({ host: '127.0.0.1', port, user: 'grafana', password, database, binary });
+  const c = new pg.Client({ host: '127.0.0.1', port, user: 'grafana', password, database, binary } as pg.ClientConfig);
   await c.connect();
   return c;
 };
