@@ -230,8 +230,12 @@ export async function startServices(config: Config, env: Record<string, string |
   await mqtt.startAll();
   // The Postgres wire door runs the same QueryService as the HTTP query routes.
   const pgwire = config.pgwire.enabled
-    ? startPgWire(
-        { host: config.pgwire.host, port: config.pgwire.port },
+    ? await startPgWire(
+        {
+          host: config.pgwire.host,
+          port: config.pgwire.port,
+          tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
+        },
         { tokens, queries, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },
       )
     : null;

@@ -4,7 +4,11 @@
  * binary results, cancel requests), plus the statements Grafana's PostgreSQL data source sends.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
 
@@ -195,6 +199,45 @@ describe("Grafana's PostgreSQL data source statements", () => {
       expect((await c.query('-- ping')).rows).toEqual([]);
     } finally {
       await c.end();
+    }
+  });
+});
+
+describe('pgwire over TLS (the server certificate)', () => {
+  test('sslmode=require works; a token without a SCRAM verifier (made before the upgrade) logs in only over TLS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-pgtls-'));
+    const gen = Bun.spawnSync(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=127.0.0.1'], { cwd: dir });
+    expect(gen.exitCode).toBe(0);
+    const tls = await startServer({
+      dir,
+      env: {
+        SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false',
+        SVC_SERVER_TLS_ENABLED: 'true', SVC_SERVER_TLS_CERT_FILE: join(dir, 'cert.pem'), SVC_SERVER_TLS_KEY_FILE: join(dir, 'key.pem'),
+      },
+    });
+    try {
+      const tlsPort = Number(/pgwire_port"?[=:](\d+)/.exec(tls.output())![1]);
+      const created = await json(tls, 'POST', '/api/v1/auth/tokens', { name: 'legacy' });
+      const legacy = (created.body as { token: string }).token;
+      // What a token created before migration 0009 looks like: no verifier.
+      const db = new Database(join(dir, 'data', 'svc.db'));
+      db.run("UPDATE tokens SET scram_verifier = NULL WHERE name = 'legacy'");
+      db.close();
+      const run = async (sslmode: string, password: string) => {
+        const proc = Bun.spawn([PSQL, `host=127.0.0.1 port=${tlsPort} user=legacy dbname=mydb sslmode=${sslmode}`, '-X', '-A', '-t', '-c', 'SELECT 40 + 2'], {
+          env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' }, stdout: 'pipe', stderr: 'pipe',
+        });
+        return { code: await proc.exited, out: (await new Response(proc.stdout).text()).trim(), err: await new Response(proc.stderr).text() };
+      };
+      expect(await run('require', legacy)).toMatchObject({ code: 0, out: '42' });
+      expect(await run('require', ADMIN_TOKEN)).toMatchObject({ code: 0, out: '42' });
+      const plain = await run('disable', legacy);
+      expect(plain.code).not.toBe(0);
+      expect(plain.err).toContain('password authentication failed');
+      expect(await run('disable', ADMIN_TOKEN)).toMatchObject({ code: 0, out: '42' });
+      expect((await run('require', 'svc_wrong')).err).toContain('password authentication failed');
+    } finally {
+      await tls.cleanup();
     }
   });
 });

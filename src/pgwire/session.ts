@@ -68,7 +68,9 @@ const REPORTED = ['server_version', 'server_encoding', 'client_encoding', 'DateS
 
 /** A connection's state machine; `send` writes bytes to the socket, `close` ends it. */
 export class PgSession {
-  private phase: 'startup' | 'sasl' | 'ready' | 'closed' = 'startup';
+  private phase: 'startup' | 'sasl' | 'password' | 'ready' | 'closed' = 'startup';
+  /** The connection switched to TLS after an SSLRequest: the token may then be sent as a cleartext password. */
+  private tls = false;
   private readonly out = new MessageWriter();
   private readonly settings = new Map<string, string>(DEFAULT_SETTINGS);
   private readonly statements = new Map<string, Statement>();
@@ -89,8 +91,8 @@ export class PgSession {
     private readonly deps: SessionDeps,
     private readonly send: (bytes: Uint8Array) => void,
     private readonly close: () => void,
-    /** Answers an SSLRequest: true when the connection was upgraded to TLS. */
-    private readonly startTls: (() => boolean) | null,
+    /** Switches the connection to TLS after 'S' is sent; null when no certificate is configured (answer 'N'). */
+    private readonly startTls: (() => void) | null,
   ) {
     this.settings.set('server_version', deps.serverVersion);
     this.settings.set('server_version_num', serverVersionNum(deps.serverVersion));
@@ -123,6 +125,10 @@ export class PgSession {
     if (this.phase === 'closed') return;
     if (m.type === '') return this.startup(m.body);
     if (this.phase === 'sasl') return this.saslMessage(m);
+    if (this.phase === 'password') {
+      if (m.type !== 'p') throw new Error(`expected a password message, got '${m.type}'`);
+      return this.login(this.deps.tokens.verify(new MessageReader(m.body).cstr()), 'invalid token');
+    }
     if (this.phase !== 'ready') throw new Error(`unexpected message '${m.type}' before authentication`);
     if (this.skipToSync && m.type !== 'S' && m.type !== 'X') return;
     switch (m.type) {
@@ -161,7 +167,10 @@ export class PgSession {
     if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
       const upgraded = code === SSL_REQUEST && this.startTls !== null;
       this.send(Uint8Array.of(upgraded ? 0x53 : 0x4e));
-      if (upgraded) this.startTls!();
+      if (upgraded) {
+        this.startTls!();
+        this.tls = true;
+      }
       return;
     }
     if (code === CANCEL_REQUEST) {
@@ -180,6 +189,12 @@ export class PgSession {
     this.settings.set('search_path', this.database);
     if (params.has('application_name')) this.settings.set('application_name', params.get('application_name')!);
     if (!this.deps.authEnabled) return this.authenticated(null);
+    if (this.tls) {
+      // Over TLS the token itself is the password, checked like an HTTP bearer token (any token works).
+      this.phase = 'password';
+      this.out.begin('R').int32(3).end();
+      return this.flush();
+    }
     this.scram = new ScramExchange(this.deps.tokens);
     this.phase = 'sasl';
     this.out.begin('R').int32(10).cstr('SCRAM-SHA-256').int8(0).end();
@@ -199,19 +214,24 @@ export class PgSession {
       return this.flush();
     }
     const result = this.scram!.final(Buffer.from(r.bytes(r.remaining)).toString('utf8'));
-    if (!result.ok) {
-      this.deps.logger?.warn('pgwire authentication failed', { user: this.user, reason: result.reason });
+    if (result.ok) this.out.begin('R').int32(12).bytes(Buffer.from(result.serverFinal)).end();
+    this.login(result.ok ? result.principal : null, result.ok ? '' : result.reason);
+  }
+
+  /** Ends authentication: refuses a missing principal (28P01) or one without read permission (42501). */
+  private login(principal: Principal | null, reason: string): void {
+    if (!principal) {
+      this.deps.logger?.warn('pgwire authentication failed', { user: this.user, reason });
       this.error('28P01', `password authentication failed for user "${this.user}": the password must be a valid svc token`, 'FATAL');
       this.flush();
       return this.close();
     }
-    if (!mayDo(result.principal, 'read')) {
-      this.error('42501', `token '${result.principal.name}' lacks 'read' permission`, 'FATAL');
+    if (!mayDo(principal, 'read')) {
+      this.error('42501', `token '${principal.name}' lacks 'read' permission`, 'FATAL');
       this.flush();
       return this.close();
     }
-    this.out.begin('R').int32(12).bytes(Buffer.from(result.serverFinal)).end();
-    this.authenticated(result.principal);
+    this.authenticated(principal);
   }
   private serverFirstSent = false;
 
