@@ -111,51 +111,31 @@ export function textValue(oid: number, v: unknown): Uint8Array {
 
 /** A value in the binary format; null when svc cannot send `oid` in binary (then it is refused). */
 export function binaryValue(oid: number, v: unknown): Uint8Array | null {
-  const b = (n: number) => {
+  const fixed = (n: number, write: (view: DataView) => void) => {
     const out = new Uint8Array(n);
-    return { out, view: new DataView(out.buffer) };
+    write(new DataView(out.buffer));
+    return out;
   };
   switch (oid) {
     case OID.bool:
       return Uint8Array.of(v ? 1 : 0);
-    case OID.int2: {
-      const { out, view } = b(2);
-      view.setInt16(0, Number(v));
-      return out;
-    }
-    case OID.int4: {
-      const { out, view } = b(4);
-      view.setInt32(0, Number(v));
-      return out;
-    }
-    case OID.int8: {
-      const { out, view } = b(8);
-      view.setBigInt64(0, BigInt(v as number | bigint));
-      return out;
-    }
-    case OID.float4: {
-      const { out, view } = b(4);
-      view.setFloat32(0, Number(v));
-      return out;
-    }
-    case OID.float8: {
-      const { out, view } = b(8);
-      view.setFloat64(0, Number(v));
-      return out;
-    }
+    case OID.int2:
+      return fixed(2, (d) => d.setInt16(0, Number(v)));
+    case OID.int4:
+      return fixed(4, (d) => d.setInt32(0, Number(v)));
+    case OID.int8:
+      return fixed(8, (d) => d.setBigInt64(0, BigInt(v as number | bigint)));
+    case OID.float4:
+      return fixed(4, (d) => d.setFloat32(0, Number(v)));
+    case OID.float8:
+      return fixed(8, (d) => d.setFloat64(0, Number(v)));
     case OID.timestamptz:
     case OID.timestamp: {
       const m = microsOf(v);
-      if (m === null) return null;
-      const { out, view } = b(8);
-      view.setBigInt64(0, m - PG_EPOCH_MICROS);
-      return out;
+      return m === null ? null : fixed(8, (d) => d.setBigInt64(0, m - PG_EPOCH_MICROS));
     }
-    case OID.date: {
-      const { out, view } = b(4);
-      view.setInt32(0, ((v as { days: number }).days ?? 0) - PG_EPOCH_DAYS);
-      return out;
-    }
+    case OID.date:
+      return fixed(4, (d) => d.setInt32(0, ((v as { days: number }).days ?? 0) - PG_EPOCH_DAYS));
     case OID.numeric:
       return numericBinary(String(v));
     case OID.bytea:
