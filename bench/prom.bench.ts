@@ -5,9 +5,10 @@
  * time until everything acknowledged is also in storage (svc: explicit flush; VictoriaMetrics:
  * /internal/force_flush), the honest figure when a server acks faster than it writes.
  *
- * Payload: 2,000 samples per request (200 series x 10 samples; 10 metric names, labels job,
- * instance (100 values), region (5)), as Prometheus batches them; 64 distinct bodies with
- * advancing timestamps, cycled. VictoriaMetrics runs when /usr/bin/victoria-metrics is installed.
+ * Payload: 2,000 samples per request, one per series, as Prometheus sends a scrape's worth (its
+ * shards batch samples of many series at the same few timestamps): `BENCH_METRICS` metric names
+ * (default 10), labels job, instance (200 values), region (5); 64 distinct bodies, each one scrape
+ * later than the one before, cycled. VictoriaMetrics runs when /usr/bin/victoria-metrics is installed.
  * Env: BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 4).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -18,9 +19,10 @@ import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const SERIES = 200;
-const SAMPLES = 10;
+const SERIES = 2000;
+const SAMPLES = 1;
 const BODIES = 64;
+const METRICS = Number(process.env.BENCH_METRICS ?? 10);
 const VM = '/usr/bin/victoria-metrics';
 
 const t0 = Date.now() - 3_600_000;
@@ -29,8 +31,8 @@ for (let b = 0; b < BODIES; b++) {
   const series: Series[] = [];
   for (let s = 0; s < SERIES; s++) {
     const samples: [number, number][] = [];
-    for (let k = 0; k < SAMPLES; k++) samples.push([Math.random() * 1000, t0 + (b * SAMPLES + k) * 1000]);
-    series.push({ labels: { __name__: `bench_metric_${s % 10}`, job: 'bench', instance: `host-${s % 100}:9100`, region: `r${s % 5}` }, samples });
+    for (let k = 0; k < SAMPLES; k++) samples.push([Math.random() * 1000, t0 + (b * SAMPLES + k) * 15_000]);
+    series.push({ labels: { __name__: `bench_metric_${s % METRICS}`, job: 'bench', instance: `host-${Math.floor(s / METRICS) % 200}:9100`, region: `r${s % 5}` }, samples });
   }
   bodies.push(remoteWriteBody(series));
 }

@@ -8,6 +8,7 @@ import snappy from 'snappyjs';
 import { invalid, tooLarge } from '../../lib/errors.ts';
 import { dictionaryColumn, type Column, type ColumnBatch } from '../column-batch.ts';
 import { trimShared } from '../shared-arrays.ts';
+import { ByteInterner, hashBytes } from '../byte-interner.ts';
 
 /** The parse result: batches and what was dropped. */
 export interface RemoteWriteResult {
@@ -16,10 +17,18 @@ export interface RemoteWriteResult {
   staleDropped: number;
 }
 
+/** Field tags (field number << 3 | wire type) of the WriteRequest schema. */
+const SERIES_TAG = (1 << 3) | 2; // WriteRequest.timeseries, TimeSeries.labels, Label.name
+const SAMPLES_TAG = (2 << 3) | 2; // TimeSeries.samples, Label.value
+const VALUE_TAG = (1 << 3) | 1; // Sample.value (double)
+const TIMESTAMP_TAG = (2 << 3) | 0; // Sample.timestamp (int64 ms)
+
 /** Labels that would collide with svc's own columns are stored under this prefix. */
 const RESERVED = new Set(['time', 'value']);
 
 const utf8 = new TextDecoder();
+/** Label names and values repeat on every series of a request: each distinct one is decoded once. */
+const interner = new ByteInterner();
 
 /** Uncompresses a snappy block, refusing one that claims more than `maxBytes` uncompressed. */
 export function uncompressSnappy(body: Uint8Array, maxBytes: number): Uint8Array {
@@ -53,34 +62,34 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
   const r = new ProtoReader(buf);
   const byMetric = new Map<string, { series: SeriesRef[]; samples: number; tags: Set<string> }>();
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field !== 1 || wire !== 2) {
-      r.skip(wire);
+    const tag = r.varint();
+    if (tag !== SERIES_TAG) {
+      r.skip(tag & 7);
       continue;
     }
     const end = r.lengthEnd();
     const ref: SeriesRef = { labels: [], samples: [] };
     let metric = '';
     while (r.at < end) {
-      const [f, w] = r.tag();
-      if (f === 1 && w === 2) {
+      const t = r.varint();
+      if (t === SERIES_TAG) {
         const lend = r.lengthEnd();
         let name = '';
         let value = '';
         while (r.at < lend) {
-          const [lf, lw] = r.tag();
-          if (lf === 1 && lw === 2) name = r.string();
-          else if (lf === 2 && lw === 2) value = r.string();
-          else r.skip(lw);
+          const lt = r.varint();
+          if (lt === SERIES_TAG) name = r.string();
+          else if (lt === SAMPLES_TAG) value = r.string();
+          else r.skip(lt & 7);
         }
         if (name === '__name__') metric = value;
         else ref.labels.push([RESERVED.has(name) ? `label_${name}` : name, value]);
-      } else if (f === 2 && w === 2) {
+      } else if (t === SAMPLES_TAG) {
         // Start and end of each sample; read in the second pass.
         const send = r.lengthEnd();
         ref.samples.push(r.at, send);
         r.at = send;
-      } else r.skip(w);
+      } else r.skip(t & 7);
     }
     if (!metric) throw invalid('cannot accept remote-write series without a __name__ label');
     const measurement = metric.replace(/:/g, '_');
@@ -144,12 +153,12 @@ function columnsOf(r: ProtoReader, measurement: string, series: SeriesRef[], n: 
       let stale = false;
       let ms = 0;
       while (r.at < send) {
-        const [f, w] = r.tag();
-        if (f === 1 && w === 1) {
+        const t = r.varint();
+        if (t === VALUE_TAG) {
           stale = r.isStaleMarker();
           value = r.double();
-        } else if (f === 2 && w === 0) ms = r.int64();
-        else r.skip(w);
+        } else if (t === TIMESTAMP_TAG) ms = r.int64();
+        else r.skip(t & 7);
       }
       if (stale) {
         out.staleDropped++;
@@ -206,10 +215,6 @@ class ProtoReader {
     for (let i = 0n; i < 10n; i++) big |= BigInt(this.b[this.at++]! & 0x7f) << (7n * i);
     return Number(BigInt.asIntN(64, big));
   }
-  tag(): [number, number] {
-    const t = this.varint();
-    return [Math.floor(t / 8), t & 7];
-  }
   lengthEnd(): number {
     const len = this.varint();
     const end = this.at + len;
@@ -218,7 +223,12 @@ class ProtoReader {
   }
   string(): string {
     const end = this.lengthEnd();
-    const s = utf8.decode(this.b.subarray(this.at, end));
+    const hash = hashBytes(this.b, this.at, end);
+    let s = interner.get(this.b, this.at, end, hash);
+    if (s === null) {
+      s = utf8.decode(this.b.subarray(this.at, end));
+      interner.set(this.b, this.at, end, hash, s);
+    }
     this.at = end;
     return s;
   }
