@@ -242,6 +242,98 @@ describe('pgwire over TLS (the server certificate)', () => {
   });
 });
 
+describe('pgwire protocol messages (a raw client, as pgx sends them)', () => {
+  test('Describe of a statement before Bind, binary parameters and results, row limits with PortalSuspended', async () => {
+    const open = await startServer({ env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_AUTH_ENABLED: 'false' } });
+    try {
+      const lp = ['cpu,host=a n=3i 1700000000000000000', 'cpu,host=b n=4i 1700000060000000000', 'cpu,host=a n=5i 1700000120000000000'];
+      expect((await open.fetch('/write?db=mydb', { method: 'POST', body: lp.join('\n') })).status).toBe(204);
+      const raw = await RawClient.connect(Number(/pgwire_port"?[=:](\d+)/.exec(open.output())![1]));
+      const int8 = (n: bigint) => {
+        const b = Buffer.alloc(8);
+        b.writeBigInt64BE(n);
+        return b;
+      };
+      raw.send('P', Buffer.concat([cstr('s1'), cstr('SELECT host, n FROM cpu WHERE n >= $1 ORDER BY time'), i16(1), i32(20)]));
+      raw.send('D', Buffer.concat([Buffer.from('S'), cstr('s1')]));
+      raw.send('S', Buffer.alloc(0));
+      const described = await raw.until('Z');
+      expect(described.map((m) => m.type)).toEqual(['1', 't', 'T', 'Z']);
+      expect(described[1]!.body.readInt16BE(0)).toBe(1);
+      expect(described[1]!.body.readInt32BE(2)).toBe(20);
+      const fields = described[2]!.body;
+      expect(fields.readInt16BE(0)).toBe(2);
+      // Bind: one binary int8 parameter, binary results; Execute at most 1 row, then the rest.
+      raw.send('B', Buffer.concat([cstr(''), cstr('s1'), i16(1), i16(1), i16(1), i32(8), int8(4n), i16(1), i16(1)]));
+      raw.send('E', Buffer.concat([cstr(''), i32(1)]));
+      raw.send('E', Buffer.concat([cstr(''), i32(0)]));
+      raw.send('S', Buffer.alloc(0));
+      const run = await raw.until('Z');
+      expect(run.map((m) => m.type)).toEqual(['2', 'D', 's', 'D', 'C', 'Z']);
+      const row = (m: { body: Buffer }) => [m.body.subarray(6, 6 + m.body.readInt32BE(2)).toString(), m.body.readBigInt64BE(6 + m.body.readInt32BE(2) + 4)];
+      expect([row(run[1]!), row(run[3]!)]).toEqual([['b', 4n], ['a', 5n]]);
+      expect(run[4]!.body.toString()).toBe('SELECT 2\0');
+      raw.close();
+    } finally {
+      await open.cleanup();
+    }
+  });
+});
+
+const cstr = (s: string) => Buffer.from(`${s}\0`);
+const i16 = (n: number) => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
+const i32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+
+/** A minimal protocol 3.0 client for an auth-less server: sends typed messages, collects replies. */
+class RawClient {
+  private buf = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  private constructor(private readonly socket: import('node:net').Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.waiting?.();
+    });
+  }
+  static async connect(port: number): Promise<RawClient> {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const c = new RawClient(socket);
+    const params = Buffer.concat([cstr('user'), cstr('raw'), cstr('database'), cstr('mydb'), Buffer.from([0])]);
+    socket.write(Buffer.concat([i32(8 + params.length), i32(196608), params]));
+    await c.until('Z');
+    return c;
+  }
+  send(type: string, body: Buffer): void {
+    this.socket.write(Buffer.concat([Buffer.from(type), i32(body.length + 4), body]));
+  }
+  /** Messages up to and including the first of `type` (bounded wait). */
+  async until(type: string): Promise<{ type: string; body: Buffer }[]> {
+    const out: { type: string; body: Buffer }[] = [];
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      while (this.buf.length >= 5 && this.buf.length >= 1 + this.buf.readInt32BE(1)) {
+        const len = this.buf.readInt32BE(1);
+        const m = { type: String.fromCharCode(this.buf[0]!), body: this.buf.subarray(5, 1 + len) };
+        this.buf = this.buf.subarray(1 + len);
+        out.push(m);
+        if (m.type === type) return out;
+      }
+      if (Date.now() > deadline) throw new Error(`no '${type}' message; got ${out.map((m) => m.type).join(',')}`);
+      await new Promise<void>((r) => {
+        this.waiting = r;
+        setTimeout(r, 100);
+      });
+    }
+  }
+  close(): void {
+    this.socket.end();
+  }
+}
+
 /** Sends a Postgres CancelRequest on a new connection. */
 function sendCancel(pid: number, secret: number): Promise<void> {
   return new Promise((resolve) => {

@@ -323,7 +323,7 @@ export class PgSession {
     if (what === 'S') {
       const st = this.statements.get(name);
       if (!st) throw new AppError('invalid', `prepared statement "${name}" does not exist`);
-      const count = maxParam(st.sql, st.paramOids.length);
+      const count = st.local ? st.paramOids.length : Math.max(st.paramOids.length, await this.deps.queries.parameterCount(st.sql));
       this.out.begin('t').int16(count);
       for (let i = 0; i < count; i++) this.out.int32(st.paramOids[i] || OID.text);
       this.out.end();
@@ -476,13 +476,6 @@ const formatOf = (formats: number[], i: number) => (formats.length === 0 ? 0 : f
 function serverVersionNum(v: string): string {
   const [major = 0, minor = 0] = v.split('.').map(Number);
   return String(major * 10000 + minor);
-}
-
-/** Highest `$n` a statement uses (at least `declared`): lexical, only to size ParameterDescription. */
-function maxParam(sql: string, declared: number): number {
-  let n = declared;
-  for (const m of sql.matchAll(/\$(\d+)/g)) n = Math.max(n, Number(m[1]));
-  return n;
 }
 
 /** The SQLSTATE of a query failure. */

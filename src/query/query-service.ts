@@ -12,6 +12,8 @@ import { executeSelect, type ChunkEncoder, type ExecuteOptions, type QueryProfil
 import { estimateQuery, type QueryEstimate } from './estimate.ts';
 import { showSql } from './show-sql.ts';
 import { parseShow } from './sql/show.ts';
+import { parseSql } from './sql/parse.ts';
+import { parameterCount } from './sql/session.ts';
 import type { TableSource } from './table-source.ts';
 
 /** Settings of the engine (from [query]). */
@@ -92,6 +94,12 @@ export class QueryService {
       this.metrics?.queryErrors.inc();
       throw err;
     }
+  }
+
+  /** How many `$n` parameters `sql` takes, from DuckDB's parse (the Postgres wire Describe). SHOW takes none. */
+  async parameterCount(sql: string): Promise<number> {
+    if (parseShow(sql)) return 0;
+    return this.withConnection(undefined, async (conn) => parameterCount(await parseSql(conn, sql)));
   }
 
   /** Files, bytes and rows a query would scan (see estimate.ts). */

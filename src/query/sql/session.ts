@@ -163,3 +163,16 @@ function constArg(n: Node | undefined, fn: string): string {
   if (typeof v !== 'string') throw invalid(`${fn}() takes a constant string`);
   return v;
 }
+
+/** The highest `$n` a parsed statement uses (0 without parameters). */
+export function parameterCount(tree: SerializedSql): number {
+  let max = 0;
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(visit);
+    if (!isNode(v)) return;
+    if (v.class === 'PARAMETER') max = Math.max(max, Number(v.identifier) || 0);
+    for (const key in v) visit(v[key]);
+  };
+  tree.statements.forEach((st) => visit(st.node));
+  return max;
+}
