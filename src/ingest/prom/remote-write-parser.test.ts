@@ -25,6 +25,22 @@ describe('remote-write parser', () => {
     expect([...rate.time]).toEqual([-1000000]);
   });
 
+  test('metrics with odd sample counts and tag counts share one allocation, every column aligned', () => {
+    const r = parseRemoteWrite(
+      encodeWriteRequest([
+        { labels: { __name__: 'a', x: '1' }, samples: [[1, 1000]] },
+        { labels: { __name__: 'b', x: '1', y: '2', z: '3' }, samples: [[2, 1000], [3, 2000], [4, 3000]] },
+        { labels: { __name__: 'c' }, samples: [[5, 1000]] },
+      ]),
+    );
+    expect(r.batches.map((b) => [b.measurement, [...(b.columns.get('value')!.values as Float64Array)], [...b.time]])).toEqual([
+      ['a', [1], [1000000]],
+      ['b', [2, 3, 4], [1000000, 2000000, 3000000]],
+      ['c', [5], [1000000]],
+    ]);
+    expect(r.batches[1]!.columns.get('z')!.values).toEqual(['3', '3', '3']);
+  });
+
   test('bad input: not snappy, truncated protobuf, missing __name__, oversized claim', () => {
     expect(() => uncompressSnappy(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2), 1 << 20)).toThrow(/uncompresses to|snappy/);
     expect(() => parseRemoteWrite(encodeWriteRequest([{ labels: { __name__: 'up' }, samples: [[1, 1]] }]).subarray(0, 10))).toThrow(/remote-write/);

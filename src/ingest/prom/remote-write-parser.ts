@@ -102,7 +102,7 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
   // One shared allocation for every column of the request: allocating shared memory is the
   // costly part (tens of µs each), and a request carries a few columns for each of many metrics.
   let bytes = 0;
-  for (const m of byMetric.values()) bytes += m.samples * (16 + 4 * m.tags.size);
+  for (const m of byMetric.values()) bytes += m.samples * (16 + 4 * m.tags.size) + 8 * (2 + m.tags.size);
   const arena = { buf: new SharedArrayBuffer(bytes), at: 0 };
   const out: RemoteWriteResult = { batches: [], samples: 0, staleDropped: 0 };
   for (const [measurement, m] of byMetric) {
@@ -112,17 +112,19 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
   return out;
 }
 
-/** Carves typed arrays out of one SharedArrayBuffer (8-byte arrays first, so every view is aligned). */
+/** Carves typed arrays out of one SharedArrayBuffer; each starts 8-byte aligned (the total reserves the padding). */
 interface Arena {
   buf: SharedArrayBuffer;
   at: number;
 }
 function float64s(a: Arena, n: number): Float64Array {
+  a.at = (a.at + 7) & ~7;
   const v = new Float64Array(a.buf, a.at, n);
   a.at += n * 8;
   return v;
 }
 function uint32s(a: Arena, n: number): Uint32Array {
+  a.at = (a.at + 7) & ~7;
   const v = new Uint32Array(a.buf, a.at, n);
   a.at += n * 4;
   return v;
