@@ -49,8 +49,21 @@ export function uncompressSnappy(body: Uint8Array, maxBytes: number): Uint8Array
 
 /** One series as read in the first pass: its labels and where its samples are. */
 interface SeriesRef {
-  labels: [string, string][];
+  /** Label names and values, alternating (no tuple per label). */
+  labels: string[];
   samples: number[];
+}
+
+/** Measurement names of metric names seen before (recording rules' `:` becomes `_`). */
+const measurementOf = new Map<string, string>();
+function measurementName(metric: string): string {
+  let m = measurementOf.get(metric);
+  if (m === undefined) {
+    m = metric.replace(/:/g, '_');
+    if (measurementOf.size >= 65_536) measurementOf.clear();
+    measurementOf.set(metric, m);
+  }
+  return m;
 }
 
 /**
@@ -83,7 +96,7 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
           else r.skip(lt & 7);
         }
         if (name === '__name__') metric = value;
-        else ref.labels.push([RESERVED.has(name) ? `label_${name}` : name, value]);
+        else ref.labels.push(RESERVED.has(name) ? `label_${name}` : name, value);
       } else if (t === SAMPLES_TAG) {
         // Start and end of each sample; read in the second pass.
         const send = r.lengthEnd();
@@ -92,12 +105,12 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
       } else r.skip(t & 7);
     }
     if (!metric) throw invalid('cannot accept remote-write series without a __name__ label');
-    const measurement = metric.replace(/:/g, '_');
+    const measurement = measurementName(metric);
     let m = byMetric.get(measurement);
     if (!m) byMetric.set(measurement, (m = { series: [], samples: 0, tags: new Set() }));
     m.series.push(ref);
     m.samples += ref.samples.length / 2;
-    for (const [name] of ref.labels) m.tags.add(name);
+    for (let i = 0; i < ref.labels.length; i += 2) m.tags.add(ref.labels[i]!);
   }
   // One shared allocation for every column of the request: allocating shared memory is the
   // costly part (tens of µs each), and a request carries a few columns for each of many metrics.
@@ -137,17 +150,23 @@ function columnsOf(r: ProtoReader, measurement: string, series: SeriesRef[], n: 
   let valid: Uint8Array | null = null;
   const tags = new Map<string, { codes: Uint32Array; dictionary: (string | null)[]; index: Map<string, number> }>();
   let row = 0;
+  const cols: Uint32Array[] = [];
+  const codes: number[] = [];
   for (const s of series) {
-    const codes: [Uint32Array, number][] = s.labels.map(([name, value]) => {
-      let t = tags.get(name);
-      if (!t) tags.set(name, (t = { codes: uint32s(arena, n), dictionary: [null], index: new Map() }));
+    cols.length = 0;
+    codes.length = 0;
+    for (let i = 0; i < s.labels.length; i += 2) {
+      const value = s.labels[i + 1]!;
+      let t = tags.get(s.labels[i]!);
+      if (!t) tags.set(s.labels[i]!, (t = { codes: uint32s(arena, n), dictionary: [null], index: new Map() }));
       let code = t.index.get(value);
       if (code === undefined) {
         code = t.dictionary.push(value) - 1;
         t.index.set(value, code);
       }
-      return [t.codes, code];
-    });
+      cols.push(t.codes);
+      codes.push(code);
+    }
     for (let k = 0; k < s.samples.length; k += 2) {
       r.at = s.samples[k]!;
       const send = s.samples[k + 1]!;
@@ -169,7 +188,7 @@ function columnsOf(r: ProtoReader, measurement: string, series: SeriesRef[], n: 
       time[row] = ms * 1000;
       if (Number.isNaN(value)) (valid ??= new Uint8Array(n).fill(1))[row] = 0;
       else values[row] = value;
-      for (const [c, code] of codes) c[row] = code;
+      for (let c = 0; c < cols.length; c++) cols[c]![row] = codes[c]!;
       row++;
     }
   }
