@@ -55,6 +55,7 @@ import {
   exportRoutes,
   importRoutes,
   lineProtocolWriteRoutes,
+  promWriteRoutes,
   listen,
   logsRoutes,
   metricsRoutes,
@@ -76,6 +77,7 @@ import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
 import { ManifestTableSource, QueryService } from './query/index.ts';
+import { startPgWire } from './pgwire/index.ts';
 import { CLUSTER_SHARED_STORAGE, FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
 
@@ -85,6 +87,8 @@ import { openWal, type WalTicket } from './wal/index.ts';
  */
 const REPLICATED_TABLES = [
   { table: 'tokens', key: 'id', quietColumns: ['last_used_at'], localOnly: (r: string) => `${r}name = 'memory-service'` },
+  // Postgres wire verifiers are salted with the installation's one salt: every node needs the same.
+  { table: 'scram_salt', key: 'id' },
   { table: 'databases', key: 'name' },
   { table: 'retention_policies', key: 'id' },
   { table: 'continuous_queries', key: 'id' },
@@ -307,6 +311,7 @@ async function composeServices(
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
       ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
+      ['/api/v1/prom', promWriteRoutes({ ...writeDeps, maxPayloadBytes: config.server.max_payload_size })],
       ['/', importRoutes({ imports, writes, metrics, body })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],
       ['/api/v1/logs', logsRoutes(logger)],
@@ -382,6 +387,20 @@ async function composeServices(
   // new job or message starts while the listeners drain. MQTT: the message in hand is written, then
   // nothing more enters the buffers; a merge in progress finishes (an interrupted one is settled at start).
   await services.start({ name: 'mqtt subscriptions', start: () => mqtt.startAll(), stop: () => mqtt.stopAll() });
+  // The Postgres wire door runs the same QueryService as the HTTP query routes.
+  let pgwirePort: number | null = null;
+  if (config.pgwire.enabled) {
+    const pgwire = await startPgWire(
+      {
+        host: config.pgwire.host,
+        port: config.pgwire.port,
+        tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
+      },
+      { tokens, authorizer, queries, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },
+    );
+    services.add('postgres wire listener', () => pgwire.stop());
+    pgwirePort = pgwire.port;
+  }
   await services.start({ name: 'compaction schedules', start: () => compaction.start(), stop: () => compaction.stop() });
   await services.start({ name: 'lifecycle schedules', start: () => lifecycle.start(), stop: () => lifecycle.stop() });
   governance.start();
@@ -393,7 +412,7 @@ async function composeServices(
     logger.info('joined the cluster', { cluster: config.cluster.name, node_id: cluster.settings.nodeId, role: config.cluster.role });
   }
   readiness.phase = 'ready';
-  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
+  logger.info('svc started', { version: VERSION, timeseries_port: tsServer.port, memory_port: memoryPort, pgwire_port: pgwirePort, tls: config.server.tls_enabled, query_results: resultsInPlace ? 'read in place' : 'copied through node-api' });
 
   let stopping: Promise<void> | null = null;
   const stop = (reason = 'stop requested') =>

@@ -1,5 +1,5 @@
 export { TokenStore, type TokenRecord } from './token-store.ts';
-export { TokenService, PERMISSIONS, type Principal } from './token-service.ts';
+export { TokenService, PERMISSIONS, mayDo, type Principal } from './token-service.ts';
 export { TokenCache } from './token-cache.ts';
 export { extractToken } from './credentials.ts';
 export {

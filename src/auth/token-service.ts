@@ -1,4 +1,5 @@
 import { randomId, randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { checkScramProof, parseScramVerifier, SCRAM_ITERATIONS, scramVerifier } from '../lib/scram.ts';
 import { conflict, invalid, notFound } from '../lib/errors.ts';
 import { TokenCache } from './token-cache.ts';
 import type { TokenRecord, TokenStore } from './token-store.ts';
@@ -13,6 +14,12 @@ export interface Principal {
 
 /** The permissions an ordinary token may carry; an empty list means read and write (the spec's default token). */
 export const PERMISSIONS = ['read', 'write', 'delete'] as const;
+
+/** Whether `p` may `permission` (admins may all; an empty permission list means read and write). */
+export function mayDo(p: Principal, permission: (typeof PERMISSIONS)[number]): boolean {
+  if (p.isAdmin) return true;
+  return p.permissions.length === 0 ? permission !== 'delete' : p.permissions.includes(permission);
+}
 
 const TOKEN_PREFIX = 'svc_';
 /** Characters of a token used as its lookup key; the rest is checked only through the hash. */
@@ -71,6 +78,7 @@ export class TokenService {
       createdAt: now,
       updatedAt: now,
       lastUsedAt: null,
+      scramVerifier: this.verifierOf(token),
     };
     this.store.insert(record);
     return { record, token };
@@ -135,7 +143,7 @@ export class TokenService {
   rotate(id: string): { record: TokenRecord; token: string } {
     const t = this.get(id);
     const token = TOKEN_PREFIX + randomToken(32);
-    const next: TokenRecord = { ...t, prefix: lookupPrefix(token), hash: sha256Hex(token), updatedAt: new Date().toISOString() };
+    const next: TokenRecord = { ...t, prefix: lookupPrefix(token), hash: sha256Hex(token), scramVerifier: this.verifierOf(token), updatedAt: new Date().toISOString() };
     this.store.update(next);
     this.forget(id);
     return { record: next, token };
@@ -157,6 +165,26 @@ export class TokenService {
     this.forget(id);
   }
 
+  /** The salt and iteration count every SCRAM exchange offers (one per installation; see migration 0009). */
+  scramParameters(): { salt: Buffer; iterations: number } {
+    return { salt: Buffer.from(this.store.scramSalt(), 'hex'), iterations: SCRAM_ITERATIONS };
+  }
+
+  /**
+   * The principal whose SCRAM verifier accepts `proof` for `authMessage`, with the server signature
+   * to return; null when none does. Tries each enabled token's verifier (one HMAC and one hash each).
+   */
+  verifyScram(authMessage: string, proof: Buffer): { principal: Principal; serverSignature: Buffer } | null {
+    for (const t of this.store.withScramVerifier()) {
+      const v = parseScramVerifier(t.scramVerifier);
+      const serverSignature = v ? checkScramProof(v, authMessage, proof) : null;
+      if (!serverSignature) continue;
+      this.noteUse(t.id);
+      return { principal: { tokenId: t.id, name: t.name, isAdmin: t.isAdmin, permissions: t.permissions }, serverSignature };
+    }
+    return null;
+  }
+
   /** Cache figures for /api/v1/auth/cache/stats. */
   cacheStats() {
     const total = this.cache.hits + this.cache.misses;
@@ -174,6 +202,10 @@ export class TokenService {
   /** Forces re-validation of every cached token; returns how many were dropped. */
   invalidateCache(): number {
     return this.cache.clear();
+  }
+
+  private verifierOf(token: string): string {
+    return scramVerifier(token, Buffer.from(this.store.scramSalt(), 'hex'), SCRAM_ITERATIONS);
   }
 
   private forget(id: string): void {

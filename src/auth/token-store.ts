@@ -13,6 +13,8 @@ export interface TokenRecord {
   createdAt: string;
   updatedAt: string;
   lastUsedAt: string | null;
+  /** SCRAM-SHA-256 verifier for Postgres wire logins (lib/scram.ts); null for tokens created before it existed. */
+  scramVerifier: string | null;
 }
 
 interface Row {
@@ -27,6 +29,7 @@ interface Row {
   created_at: string;
   updated_at: string;
   last_used_at: string | null;
+  scram_verifier: string | null;
 }
 
 const toRecord = (r: Row): TokenRecord => ({
@@ -41,6 +44,7 @@ const toRecord = (r: Row): TokenRecord => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   lastUsedAt: r.last_used_at,
+  scramVerifier: r.scram_verifier ?? null,
 });
 
 /** Persistence of tokens in the metadata database. */
@@ -56,10 +60,10 @@ export class TokenStore {
   insert(t: TokenRecord): void {
     this.db
       .prepare(
-        `INSERT INTO tokens (id, name, description, is_admin, prefix, hash, permissions, enabled, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO tokens (id, name, description, is_admin, prefix, hash, permissions, enabled, created_at, updated_at, scram_verifier)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(t.id, t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.createdAt, t.updatedAt);
+      .run(t.id, t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.createdAt, t.updatedAt, t.scramVerifier);
   }
 
   /** All tokens, oldest first. */
@@ -88,15 +92,25 @@ export class TokenStore {
   update(t: TokenRecord): void {
     this.db
       .prepare(
-        `UPDATE tokens SET name = ?, description = ?, is_admin = ?, prefix = ?, hash = ?, permissions = ?, enabled = ?, updated_at = ?
+        `UPDATE tokens SET name = ?, description = ?, is_admin = ?, prefix = ?, hash = ?, permissions = ?, enabled = ?, updated_at = ?, scram_verifier = ?
          WHERE id = ?`,
       )
-      .run(t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.updatedAt, t.id);
+      .run(t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.updatedAt, t.scramVerifier, t.id);
   }
 
   /** Records use without rewriting the row each request (at most once a minute per token). */
   touch(id: string, at: string): void {
     this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?').run(at, id);
+  }
+
+  /** The installation's SCRAM salt (hex), shared by every token's verifier (see migration 0009). */
+  scramSalt(): string {
+    return this.db.query<{ salt: string }, []>('SELECT salt FROM scram_salt WHERE id = 1').get()!.salt;
+  }
+
+  /** Enabled tokens that carry a SCRAM verifier. */
+  withScramVerifier(): TokenRecord[] {
+    return this.db.query<Row, []>('SELECT * FROM tokens WHERE enabled = 1 AND scram_verifier IS NOT NULL').all().map(toRecord);
   }
 
   /** Removes a token for good. */

@@ -229,4 +229,13 @@ export const migrations: readonly Migration[] = [
     CREATE INDEX audit_events_by_token ON audit_events(token_id, time_ms);
     CREATE INDEX audit_events_by_action ON audit_events(action, time_ms);`,
   },
+  {
+    // Postgres wire logins: a SCRAM-SHA-256 verifier per token (never the secret), all under one
+    // installation salt, because the SCRAM exchange sends the salt before it can know which token
+    // the client holds (the Postgres user name is free, not a token name). Older tokens keep NULL.
+    id: '0011_token_scram_verifiers',
+    sql: `ALTER TABLE tokens ADD COLUMN scram_verifier TEXT;
+    CREATE TABLE scram_salt (id INTEGER PRIMARY KEY CHECK (id = 1), salt TEXT NOT NULL);
+    INSERT INTO scram_salt (id, salt) VALUES (1, lower(hex(randomblob(16))));`,
+  },
 ];

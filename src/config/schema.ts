@@ -9,6 +9,7 @@ import { auditLogSection, governanceSection, queryManagementSection } from './se
 import { clusterSection } from './sections/cluster.ts';
 import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
+import { pgwireSection } from './sections/pgwire.ts';
 import {
   backupSection,
   compactionSection,
@@ -45,6 +46,7 @@ export const sections = {
   audit_log: auditLogSection,
   cluster: clusterSection,
   console: consoleSection,
+  pgwire: pgwireSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -73,6 +75,7 @@ export const configSchema = z.object({
   audit_log: auditLogSection.prefault({}),
   cluster: clusterSection.prefault({}),
   console: consoleSection.prefault({}),
+  pgwire: pgwireSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

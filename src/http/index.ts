@@ -12,6 +12,7 @@ export { logsRoutes } from './routes/logs-routes.ts';
 export { msgpackWriteRoutes } from './routes/msgpack-write-routes.ts';
 export { ingestRoute, LINE_PROTOCOL, MSGPACK, type IngestFormat, type WriteRouteDeps } from './routes/ingest-route.ts';
 export { lineProtocolWriteRoutes } from './routes/lineprotocol-write-routes.ts';
+export { promWriteRoutes } from './routes/prom-write-routes.ts';
 export { walRoutes } from './routes/wal-routes.ts';
 export { clusterRoutes } from './routes/cluster-routes.ts';
 export { mqttRoutes } from './routes/mqtt-routes.ts';

@@ -29,6 +29,7 @@ export const LAYERS = [
   'governance',
   'audit',
   'cluster',
+  'pgwire',
   'http',
   'console',
   'memory',
@@ -58,4 +59,5 @@ export const PACKAGE_HOMES: Record<string, readonly string[]> = {
   '@aws-sdk': ['storage/s3/'],
   '@azure': ['storage/azure/'],
   'hyparquet-writer': ['parquet/'],
+  snappyjs: ['ingest/prom/'],
 };

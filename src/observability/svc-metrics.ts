@@ -20,6 +20,7 @@ export function createSvcMetrics(registry = new MetricsRegistry()) {
     lineprotocolRecords: c('svc_lineprotocol_records_total', 'Lines accepted over line protocol'),
     lineprotocolRequests: c('svc_lineprotocol_requests_total', 'Line-protocol write requests'),
     lineprotocolErrors: c('svc_lineprotocol_errors_total', 'Line-protocol lines refused'),
+    promSamples: c('svc_prom_remote_write_samples_total', 'Samples accepted over Prometheus remote write'),
     httpRequests: c('svc_http_requests_total', 'HTTP requests served'),
     httpErrors: c('svc_http_requests_error_total', 'HTTP requests answered with status >= 400'),
     httpLatency: registry.histogram('svc_http_latency_seconds', 'HTTP request latency by route group'),

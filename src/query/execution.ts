@@ -12,7 +12,9 @@ import { boundsOf, planQuery, type PlannedRef, type TimeBounds } from './plan.ts
 import { guardTree } from './sql/guard.ts';
 import { parseSql } from './sql/parse.ts';
 import { findMeasurementRefs, type MeasurementRef } from './sql/references.ts';
-import { boundsTree, replaceWithSource } from './sql/rewrite.ts';
+import { boundsTree, ident, replaceWithQuery, replaceWithSource } from './sql/rewrite.ts';
+import { bindSession, type BoundParam, type QuerySession } from './sql/session.ts';
+import { catalogSql, CATALOG_SCHEMAS } from './catalog-tables.ts';
 import { columnsForEmpty } from './sql/column-refs.ts';
 import { cachedTemplate, fileMarker, fillTemplate, storeTemplate, templateKey } from './sql/template.ts';
 import { treeJson, type SerializedSql } from './sql/tree.ts';
@@ -20,6 +22,7 @@ import type { TableSource } from './table-source.ts';
 import type { RenderedResult } from './encode/json-render.ts';
 import { setBounded } from '../lib/bounded-map.ts';
 import type { TableAccess } from '../lib/table-access.ts';
+import { readableMeasurements } from './show-sql.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
@@ -71,6 +74,10 @@ export interface ExecuteOptions {
   render?: (columns: ResultColumn[]) => RenderedResult | null;
   /** Cut the result at this many rows (a governance policy's max_rows_per_query). */
   maxRows?: number | null;
+  /** Values of `$n` parameters (the Postgres wire protocol's Bind); without it parameters are refused. */
+  params?: readonly BoundParam[];
+  /** The wire-protocol session: session functions and `user` answer from it (see sql/session.ts). */
+  session?: QuerySession | null;
 }
 
 /** Runs one user SELECT on `conn` and hands its result, chunk by chunk, to `consume`. */
@@ -82,11 +89,15 @@ export async function executeSelect<R>(
 ): Promise<{ result: R; columns: ResultColumn[]; profile: QueryProfile; rowsCapped: boolean }> {
   const t0 = performance.now();
   const tree = await parseSql(conn, opts.sql);
+  const bound = opts.params !== undefined || !!opts.session;
+  if (bound) bindSession(tree, opts.params ?? [], opts.session ?? null);
   guardTree(tree);
-  const refs = findMeasurementRefs(tree, opts.database, opts.access);
-  const bounds = await evaluateBounds(conn, refs, templateKey(opts.sql, opts.database, []));
+  const refs = await answerCatalogRefs(conn, source, opts, findMeasurementRefs(tree, opts.database, opts.access));
+  // Bound values and catalog rows are not in the SQL text: such a query must not be cached by it.
+  const cacheable = !bound && refs.catalog === 0;
+  const bounds = await evaluateBounds(conn, refs.measurements, cacheable ? templateKey(opts.sql, opts.database, []) : null);
   // Manifest and buffer snapshot in one synchronous step (see table-source.ts).
-  const plan = planQuery(source, refs, bounds, opts.prune !== false);
+  const plan = planQuery(source, refs.measurements, bounds, opts.prune !== false);
   const keys = [...new Set(plan.refs.flatMap((r) => r.files.map((f) => f.key)))];
   const release = source.lease(keys);
   const t1 = performance.now();
@@ -113,7 +124,7 @@ export async function executeSelect<R>(
     // those are read by column name; files sharing one schema skip that (see file-schemas.ts).
     const byName: boolean[] = [];
     for (const f of files) byName.push(f.length > 1 && !(await sameFlatSchema(conn, f)));
-    const uncapped = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName), files);
+    const uncapped = fillTemplate(await rewrittenTemplate(conn, tree, opts, plan.refs, tables, byName, cacheable), files);
     // A row cap is a LIMIT around the query (the engine stops early), not rows dropped after it ran.
     const maxRows = opts.maxRows ?? null;
     const finalSql = maxRows === null ? uncapped : `SELECT * FROM (${uncapped}) AS __svc_cap LIMIT ${maxRows}`;
@@ -203,9 +214,10 @@ async function rewrittenTemplate(
   refs: readonly PlannedRef[],
   tables: ReadonlyMap<string, string>,
   unionByName: readonly boolean[],
+  cacheable: boolean,
 ): Promise<string> {
   const shapes = refs.map((r, i) => `${r.files.length === 0 ? '-' : unionByName[i] ? 'u' : 'f'}${r.bufferKey ? tables.get(r.bufferKey)! : ''}`);
-  const key = templateKey(opts.sql, opts.database, shapes);
+  const key = cacheable ? templateKey(opts.sql, opts.database, shapes) : null;
   const cached = cachedTemplate(key);
   if (cached !== undefined) return cached;
   refs.forEach((r, i) =>
@@ -220,6 +232,30 @@ async function rewrittenTemplate(
   const template = String((await conn.runAndReadAll('SELECT json_deserialize_sql($1::VARCHAR)', [treeJson(tree)])).getRows()[0]![0]);
   storeTemplate(key, template, refs.flatMap((r, i) => (r.files.length > 0 ? [i] : [])));
   return template;
+}
+
+/**
+ * Replaces references to `information_schema.*` / `pg_catalog.*` with relations over svc's metadata
+ * (catalog-tables.ts); returns the measurement references left and how many were catalog ones.
+ */
+async function answerCatalogRefs(
+  conn: DuckDBConnection,
+  source: TableSource,
+  opts: ExecuteOptions,
+  refs: MeasurementRef[],
+): Promise<{ measurements: MeasurementRef[]; catalog: number }> {
+  const isCatalog = (r: MeasurementRef) => String(r.node.schema_name ?? '') !== '' && CATALOG_SCHEMAS.has(r.database.toLowerCase());
+  const catalog = refs.filter(isCatalog);
+  // The catalog lists only the measurements the caller may read.
+  const visible = { databases: () => source.databases(), measurements: (db?: string) => readableMeasurements(source.measurements(db), opts.access) };
+  const describe = async (database: string, measurement: string) =>
+    (await executeSelect(conn, source, { sql: `SELECT * FROM ${ident(database)}.${ident(measurement)} LIMIT 0`, access: opts.access }, async () => ({ rowCount: 0 }))).columns;
+  for (const r of catalog) {
+    const sql = await catalogSql(r.database, r.measurement, visible, opts.session?.user ?? 'svc', describe);
+    replaceWithQuery(r, (await parseSql(conn, sql)).statements[0]!.node);
+  }
+  // Filtered by identity: a replaced node no longer carries its schema name.
+  return { measurements: refs.filter((r) => !catalog.includes(r)), catalog: catalog.length };
 }
 
 /**

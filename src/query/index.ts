@@ -11,3 +11,5 @@ export { ArrowEncoder } from './encode/arrow-encoder.ts';
 export { MsgpackEncoder } from './encode/msgpack-encoder.ts';
 export type { ResultColumn } from './encode/result.ts';
 export { exportQuery, tableToCsv, EXPORT_FORMATS, EXPORT_MAX_BYTES, type ExportFormat, type ExportedFile } from './export.ts';
+export type { QuerySession, BoundParam } from './sql/session.ts';
+export { pgTypeOf } from './catalog-tables.ts';

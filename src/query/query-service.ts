@@ -14,6 +14,8 @@ import { estimateQuery, type QueryEstimate } from './estimate.ts';
 import { readableMeasurements, showSql } from './show-sql.ts';
 import type { TableAccess } from '../lib/table-access.ts';
 import { parseShow } from './sql/show.ts';
+import { parseSql } from './sql/parse.ts';
+import { parameterCount } from './sql/session.ts';
 import type { TableSource } from './table-source.ts';
 
 /** Settings of the engine (from [query]). */
@@ -41,6 +43,10 @@ export interface QueryRequest {
   render?: ExecuteOptions['render'];
   /** Who runs it and through which path (query management, governance); internal work when absent. */
   origin?: QueryOrigin;
+  /** `$n` values (Postgres wire Bind). */
+  params?: ExecuteOptions['params'];
+  /** The Postgres wire session the statement runs in. */
+  session?: ExecuteOptions['session'];
 }
 
 /** A finished query. */
@@ -136,6 +142,12 @@ export class QueryService {
       admission?.finish({ rowCount: 0, rowsCapped: false, error: messageOf(err), stop: stop.reason });
       throw err;
     }
+  }
+
+  /** How many `$n` parameters `sql` takes, from DuckDB's parse (the Postgres wire Describe). SHOW takes none. */
+  async parameterCount(sql: string): Promise<number> {
+    if (parseShow(sql)) return 0;
+    return this.withConnection(undefined, null, { reason: null }, async (conn) => parameterCount(await parseSql(conn, sql)));
   }
 
   /** Measurements with data that `access` may read, optionally of one database. */

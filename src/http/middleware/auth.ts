@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { extractToken, type TokenService } from '../../auth/index.ts';
+import { extractToken, mayDo, type TokenService } from '../../auth/index.ts';
 import { forbidden, unauthenticated } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
 
@@ -49,10 +49,7 @@ export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function requirePermission(permission: 'read' | 'write' | 'delete'): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const p = c.get('principal');
-    if (p && !p.isAdmin) {
-      const granted = p.permissions.length === 0 ? permission !== 'delete' : p.permissions.includes(permission);
-      if (!granted) throw forbidden(`token lacks '${permission}' permission`);
-    }
+    if (p && !mayDo(p, permission)) throw forbidden(`token lacks '${permission}' permission`);
     return next();
   };
 }

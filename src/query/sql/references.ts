@@ -6,6 +6,7 @@
 import { invalid } from '../../lib/errors.ts';
 import { accessDenied, type TableAccess } from '../../lib/table-access.ts';
 import { columnPath, conjuncts, cteEntries, isNode, isQueryNode, isTableRef, type Node, type SerializedSql } from './tree.ts';
+import { CATALOG_SCHEMAS } from '../catalog-tables.ts';
 
 /** One comparison of `time` with a constant expression. `op` reads as `time <op> value`. */
 export interface TimeCondition {
@@ -61,7 +62,9 @@ export function findMeasurementRefs(tree: SerializedSql, defaultDatabase: string
       if (schema === '' && scope.has(table.toLowerCase())) return;
       const database = schema || defaultDatabase;
       if (!database) throw invalid(`cannot resolve table '${table}': write <database>.${table} or send the x-svc-database header`);
-      if (!access.allows('read', database, table)) throw accessDenied('read', database, table);
+      // The Postgres catalog schemas are answered from what the caller may read (catalog-tables.ts).
+      const catalog = schema !== '' && CATALOG_SCHEMAS.has(database.toLowerCase());
+      if (!catalog && !access.allows('read', database, table)) throw accessDenied('read', database, table);
       refs.push({ node: v, database, measurement: table, conditions: conditionsOf.get(v) ?? [] });
       return;
     }

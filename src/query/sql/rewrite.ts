@@ -99,13 +99,18 @@ export function sourceNode(src: RefSource): Node {
 
 /** Turns `ref.node` (a BASE_TABLE) into a subquery over `src`, keeping the name the query uses for it. */
 export function replaceWithSource(ref: MeasurementRef, src: RefSource): void {
+  replaceWithQuery(ref, sourceNode(src));
+}
+
+/** Turns `ref.node` (a BASE_TABLE) into the subquery `query`, keeping the name the query uses for it. */
+export function replaceWithQuery(ref: MeasurementRef, query: Node): void {
   const n = ref.node;
   const replacement: Node = {
     type: 'SUBQUERY',
     alias: n.alias || n.table_name,
     sample: n.sample ?? null,
     query_location: n.query_location ?? 0,
-    subquery: { node: sourceNode(src), named_param_map: [] },
+    subquery: { node: query, named_param_map: [] },
     column_name_alias: n.column_name_alias ?? [],
   };
   for (const key of Object.keys(n)) delete n[key];

@@ -1,0 +1,124 @@
+/**
+ * Prometheus remote write into svc: the route's contract with encoded requests, then the real
+ * Prometheus (Debian's 2.42) scraping svc's own /metrics every second and remote-writing the
+ * samples back into svc, read back with SQL.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { remoteWriteBody } from './helpers/prom-write.ts';
+import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
+
+const PROMETHEUS = '/usr/bin/prometheus';
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' } });
+});
+afterAll(async () => {
+  await server?.cleanup();
+});
+
+const post = (body: Uint8Array, query = '?db=promtest', token: string | null = ADMIN_TOKEN) =>
+  server.fetch(`/api/v1/prom/write${query}`, { method: 'POST', token, headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' }, body });
+const sql = async (q: string) => {
+  const r = await json(server, 'POST', '/api/v1/query', { sql: q });
+  expect(r.status).toBe(200);
+  return (r.body as { data: unknown[][] }).data;
+};
+
+describe('POST /api/v1/prom/write', () => {
+  test('samples become rows: metric -> measurement, labels -> tags, value at its time; stale markers dropped, NaN null', async () => {
+    const body = remoteWriteBody([
+      { labels: { __name__: 'http_requests', job: 'api', code: '200' }, samples: [[10, 1700000000000], [12, 1700000015000]] },
+      { labels: { __name__: 'http_requests', job: 'api', code: '500' }, samples: [[NaN, 1700000000000], ['stale', 1700000015000]] },
+    ]);
+    expect((await post(body)).status).toBe(204);
+    expect(await sql("SELECT code, job, value, time FROM promtest.http_requests ORDER BY code, time")).toEqual([
+      ['200', 'api', 10, '2023-11-14T22:13:20Z'],
+      ['200', 'api', 12, '2023-11-14T22:13:35Z'],
+      ['500', 'api', null, '2023-11-14T22:13:20Z'],
+    ]);
+  });
+
+  test('x-svc-database selects the database when db is absent', async () => {
+    const body = remoteWriteBody([{ labels: { __name__: 'by_header' }, samples: [[1, 1700000000000]] }]);
+    const res = await server.fetch('/api/v1/prom/write', { method: 'POST', headers: { 'x-svc-database': 'hdr' }, body });
+    expect(res.status).toBe(204);
+    expect(await sql('SELECT value FROM hdr.by_header')).toEqual([[1]]);
+  });
+
+  test('refusals: no token 401, garbage 400, bad database name 400, remote-write 2.0 400; nothing is written', async () => {
+    const body = remoteWriteBody([{ labels: { __name__: 'refused' }, samples: [[1, 1700000000000]] }]);
+    expect((await post(body, '?db=promtest', null)).status).toBe(401);
+    const garbage = await post(new TextEncoder().encode('this is not snappy'));
+    expect(garbage.status).toBe(400);
+    expect(((await garbage.json()) as { error: string }).error).toContain('remote-write');
+    expect((await post(body, '?db=../etc')).status).toBe(400);
+    const v2 = await server.fetch('/api/v1/prom/write?db=promtest', { method: 'POST', headers: { 'content-type': 'application/x-protobuf;proto=io.prometheus.write.v2.Request' }, body });
+    expect(v2.status).toBe(400);
+    expect(await sql("SELECT count(*)::INTEGER FROM promtest.refused")).toEqual([[0]]);
+  });
+});
+
+describe('the real Prometheus', () => {
+  test('prometheus is installed (the test fails, not skips, without it)', () => {
+    expect(Bun.file(PROMETHEUS).size).toBeGreaterThan(0);
+  });
+
+  test("scrapes svc's /metrics and remote-writes the samples into svc; SQL reads them back", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
+    const target = new URL(server.url).host;
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        'scrape_configs:',
+        '  - job_name: svc',
+        '    static_configs:',
+        `      - targets: ['${target}']`,
+        'remote_write:',
+        `  - url: ${server.url}/api/v1/prom/write?db=prom`,
+        '    authorization:',
+        `      credentials: ${ADMIN_TOKEN}`,
+        '    queue_config:',
+        '      batch_send_deadline: 1s',
+        '      min_backoff: 100ms',
+        '      max_backoff: 1s',
+      ].join('\n'),
+    );
+    const proc = Bun.spawn([PROMETHEUS, `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, '--web.listen-address=127.0.0.1:0'], {
+      stdout: 'ignore',
+      stderr: 'pipe',
+    });
+    let log = '';
+    void (async () => {
+      for await (const chunk of proc.stderr) log += new TextDecoder().decode(chunk);
+    })();
+    try {
+      // Bounded wait for the first remote-written scrape of `up` and of one of svc's own metrics.
+      const deadline = Date.now() + 45_000;
+      let up: unknown[][] = [];
+      while (Date.now() < deadline) {
+        const r = await json(server, 'POST', '/api/v1/query', { sql: "SELECT job, instance, value FROM prom.up WHERE job = 'svc' LIMIT 1" });
+        up = r.status === 200 ? (r.body as { data: unknown[][] }).data : [];
+        if (up.length > 0) break;
+        expect(proc.exitCode).toBeNull();
+        await Bun.sleep(250);
+      }
+      expect(up, `prometheus log:\n${log}`).toEqual([['svc', target, 1]]);
+      let own: unknown[][] = [];
+      while (Date.now() < deadline && own.length === 0) {
+        own = await sql("SELECT count(*)::INTEGER FROM prom.svc_http_requests_total WHERE job = 'svc' HAVING count(*) > 0");
+        if (own.length === 0) await Bun.sleep(250);
+      }
+      expect(own.length).toBe(1);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
