@@ -280,7 +280,8 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
  */
 function memoryServiceToken(config: Config, tokens: TokenService): string {
   if (config.memory.svc_url || !config.auth.enabled) return config.memory.svc_token;
-  return tokens.issueServiceToken('memory-service', 'used by the in-process memory service');
+  // 'delete' lets a memory purge rewrite the files holding the memory (POST /api/v1/delete, still gated by delete.enabled).
+  return tokens.issueServiceToken('memory-service', 'used by the in-process memory service', ['read', 'write', 'delete']);
 }
 
 async function serve(args: ParsedArgs): Promise<number> {

@@ -52,6 +52,9 @@ export function seedPayload(rows: SeedRow[]): Uint8Array {
     { name: 'dedup_key', ...s((r) => `seed_${r.memory_id}`) },
     { name: 'parent_id', ...s(() => '') },
     { name: 'importance', kind: 'float', values: rows.map((r) => r.importance ?? 0) },
+    { name: 'version', kind: 'int', values: rows.map(() => 1) },
+    { name: 'expires_at', kind: 'int', values: rows.map(() => 0) },
+    { name: 'updated_at', kind: 'int', values: rows.map((r) => r.timeMs * 1000) },
   ]);
 }
 

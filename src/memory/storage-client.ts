@@ -36,6 +36,18 @@ export class StorageClient {
     });
   }
 
+  /**
+   * Removes the rows matching `where` from the measurement's files (`POST /api/v1/delete`): the files
+   * holding them are rewritten without them. Needs `delete.enabled` and a token allowed to delete.
+   */
+  async delete(measurement: string, where: string): Promise<number> {
+    const body = JSON.stringify({ database: this.database, measurement, where, confirm: true });
+    const res = await this.call('/api/v1/delete', 'application/json', body, 'purge memories');
+    const out = (await res.json()) as { deleted_rows?: number; failed_files?: string[] };
+    if (res.status === 207) throw new AppError('unavailable', `cannot purge memories: some storage files could not be rewritten (${(out.failed_files ?? []).join(', ')}); retry`);
+    return out.deleted_rows ?? 0;
+  }
+
   /** True when the time-series service answers its health check. */
   async ping(): Promise<boolean> {
     const res = await this.svc(new Request('http://svc/health')).catch(() => null);
@@ -62,7 +74,7 @@ export class StorageClient {
     } catch {
       // not JSON: keep the text
     }
-    const kind = res.status === 503 || res.status === 502 || res.status === 504 ? 'unavailable' : 'internal';
+    const kind = res.status === 503 || res.status === 502 || res.status === 504 ? 'unavailable' : res.status === 403 ? 'forbidden' : 'internal';
     throw new AppError(kind, `cannot ${what}: time-series service answered ${res.status}: ${detail.slice(0, 500)}`);
   }
 }

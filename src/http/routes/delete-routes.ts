@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DeleteService } from '../../admin/index.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
-import { requireAdmin } from '../middleware/auth.ts';
+import { requirePermission } from '../middleware/auth.ts';
 
 const deleteBody = z.object({
   database: z.string({ error: 'database is required' }),
@@ -13,13 +13,13 @@ const deleteBody = z.object({
 });
 
 /**
- * /api/v1/delete: POST (admin) removes matching rows; 200 `{deleted_rows, deleted_files,
+ * /api/v1/delete: POST (admin, or a token granted the `delete` permission explicitly) removes matching rows; 200 `{deleted_rows, deleted_files,
  * rewritten_files, failed_files: [], errors: {}, execution_time_ms}`, or 207 with the failed files
  * listed (left unchanged). GET /config shows the settings.
  */
 export function deleteRoutes(deletes: DeleteService) {
   const app = new Hono<AppEnv>();
-  app.post('/', requireAdmin, async (c) => {
+  app.post('/', requirePermission('delete'), async (c) => {
     const body = await readJson(c, deleteBody);
     const result = await deletes.delete({ ...body, confirm: body.confirm === true });
     return c.json(result, result.failed_files.length > 0 ? 207 : 200);
