@@ -27,6 +27,7 @@ import {
   parseCommandLine,
   runBackupCommand,
   runImportCommand,
+  runMcpCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
@@ -321,6 +322,8 @@ export async function run(argv: string[]): Promise<number> {
         return await runBackupCommand(args);
       case 'import':
         return await runImportCommand(args);
+      case 'mcp':
+        return await runMcpCommand(args);
       case 'serve':
         return await serve(args);
     }

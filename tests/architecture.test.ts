@@ -22,7 +22,9 @@ const MEMORY_MAY_IMPORT = new Set(['lib', 'observability', 'config', 'memory']);
 const PACKAGE_HOMES: [RegExp, string[]][] = [
   [/^@duckdb\//, ['duckdb/']],
   [/^hono(\/|$)/, ['http/', 'memory/http/', 'memory/index.ts']],
+  // memory/ keeps its own SQLite file (agents, sessions, keys, tombstones, the full-text index) so it can ship alone.
   [/^bun:sqlite$/, ['catalog/', 'memory/']],
+  [/^@modelcontextprotocol\//, ['memory/mcp/']],
   [/^mqtt$/, ['admin/mqtt/']],
   [/^@aws-sdk\//, ['storage/s3/']],
   [/^@azure\//, ['storage/azure/']],

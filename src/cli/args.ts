@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /** The subcommands of the `svc` executable. */
-export const COMMANDS = ['serve', 'token', 'backup', 'import', 'version', 'help'] as const;
+export const COMMANDS = ['serve', 'token', 'backup', 'import', 'mcp', 'version', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A parsed command line: the subcommand, its positionals and its flags. */
@@ -38,6 +38,7 @@ export function parseCommandLine(argv: string[]): ParsedArgs {
       delimiter: { type: 'string' },
       'skip-rows': { type: 'string' },
       precision: { type: 'string' },
+      'memory-url': { type: 'string' },
     },
   });
   if (values.version) return { command: 'version', positionals: [], flags: values };
@@ -62,6 +63,9 @@ commands:
          [--time-format epoch_s|epoch_ms|epoch_us|epoch_ns] [--delimiter X] [--skip-rows N] [--precision P]
                         upload a file to a running server (--url, --token or SVC_TOKEN) with a progress bar;
                         the format is guessed from the extension (.csv .parquet .lp .txt .tle, also .gz)
+  mcp [--memory-url URL]
+                        an MCP server on stdin/stdout whose tools call a running memory service
+                        (default http://127.0.0.1:9100; API key from SVC_MEMORY_KEY)
   version               print the version
 
 options:

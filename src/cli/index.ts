@@ -3,3 +3,4 @@ export { runTokenCommand } from './token-command.ts';
 export { runBackupCommand } from './backup-command.ts';
 export { runImportCommand } from './import-command.ts';
 export { announceBootstrapToken, announceMemoryKey } from './announce.ts';
+export { runMcpCommand } from './mcp-command.ts';

@@ -29,6 +29,8 @@ import { VersionState } from './version-state.ts';
 
 export { svcFetch, type SvcFetch } from './svc-client.ts';
 export { KEY_PREFIX } from './key-service.ts';
+export { MemoryClient, MemoryApiError } from './client/memory-client.ts';
+export { serveMcpStdio } from './mcp/mcp-server.ts';
 
 /** A built memory service: its HTTP handler and how to release its resources. */
 export interface MemoryServiceHandle {

@@ -192,3 +192,13 @@ export const searchSchema = z
   .refine((b) => b.min_importance === undefined || b.max_importance === undefined || b.min_importance <= b.max_importance, {
     message: 'min_importance must not be greater than max_importance',
   });
+
+/** `POST /api/v1/sessions/:id/context` body. */
+export const contextSchema = z.object({
+  since: opt(timeField),
+  until: opt(timeField),
+  include_types: opt(z.array(memoryTypeField)),
+  exclude_types: opt(z.array(memoryTypeField)),
+  max_tokens: opt(z.number().int('must be a whole number').min(1, 'must be at least 1')),
+  order: opt(orderField).transform((v) => v ?? 'desc'),
+});

@@ -4,21 +4,12 @@ import { invalid } from '../../lib/errors.ts';
 import type { SessionService } from '../session-service.ts';
 import type { SessionRecord } from '../store/session-store.ts';
 import type { MemoryEnv } from './env.ts';
-import { idField, memoryTypeField, objectField, opt, orderField, timeField } from './schemas.ts';
+import { contextSchema, idField, objectField, opt } from './schemas.ts';
 import { jsonBody, pathId, queryParams } from './validate.ts';
 
 const createSchema = z.object({ agent_id: idField, metadata: opt(objectField) });
 const updateSchema = z.object({ status: opt(z.enum(['active', 'closed'])), metadata: opt(objectField) });
 const listSchema = z.object({ agent_id: idField.optional() });
-const contextSchema = z.object({
-  since: opt(timeField),
-  until: opt(timeField),
-  include_types: opt(z.array(memoryTypeField)),
-  exclude_types: opt(z.array(memoryTypeField)),
-  max_tokens: opt(z.number().int('must be a whole number').min(1, 'must be at least 1')),
-  order: opt(orderField).transform((v) => v ?? 'desc'),
-});
-
 const full = ({ org_id: _org, ...s }: SessionRecord) => s;
 
 /** `/api/v1/sessions`: create, list, get, PUT (close and/or metadata), context. */
