@@ -14,6 +14,7 @@ import { memoryHealthRoutes } from './health-routes.ts';
 import { keyRoutes } from './key-routes.ts';
 import { mcpRoutes } from './mcp-route.ts';
 import { memoryRoutes } from './memory-routes.ts';
+import { openApiDocument } from './openapi.ts';
 import { searchRoutes } from './search-routes.ts';
 import { sessionRoutes } from './session-routes.ts';
 
@@ -38,6 +39,8 @@ export function memoryHttpApp(deps: MemoryHttpDeps): Hono<MemoryEnv> {
   app.onError(memoryErrorHandler(deps.logger));
   app.notFound((c) => c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.route('/', memoryHealthRoutes(deps));
+  let doc: Record<string, unknown> | null = null;
+  app.get('/openapi.json', (c) => c.json((doc ??= openApiDocument(app.routes))));
   app.use('/api/*', requireKey(deps.keys));
   app.use('/mcp', requireKey(deps.keys));
   app.route('/mcp', mcpRoutes(() => app.fetch));

@@ -9,9 +9,13 @@ import type { MemoryEnv } from './env.ts';
  */
 export function mcpRoutes(appFetch: () => (req: Request) => Response | Promise<Response>) {
   const app = new Hono<MemoryEnv>();
-  app.all('/', (c) => {
+  app.post('/', (c) => {
     const client = new MemoryClient({ baseUrl: 'http://memory', apiKey: c.get('apiKey'), fetch: (req) => appFetch()(req) });
     return handleMcpRequest(c.req.raw, client);
   });
+  // Stateless: no server-sent stream to open and no session to end (the transport's spec allows 405).
+  app.on(['GET', 'DELETE'], '/', (c) =>
+    c.json({ error: 'method_not_allowed', message: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' }, 405, { allow: 'POST' }),
+  );
   return app;
 }

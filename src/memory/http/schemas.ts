@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ID_RULE, isValidId } from '../ids.ts';
+import { DEFAULT_ORG } from '../key-service.ts';
 import { MEMORY_TYPES } from '../memory-record.ts';
 import { parseTimeInput, TIME_INPUT_RULE } from '../time-input.ts';
 
@@ -201,4 +202,25 @@ export const contextSchema = z.object({
   exclude_types: opt(z.array(memoryTypeField)),
   max_tokens: opt(z.number().int('must be a whole number').min(1, 'must be at least 1')),
   order: opt(orderField).transform((v) => v ?? 'desc'),
+});
+
+/** `POST /api/v1/agents` body. */
+export const agentCreateSchema = z.object({
+  name: labelField,
+  description: opt(z.string().max(LIMITS.text * 16, `must be at most ${LIMITS.text * 16} characters`)),
+  config: opt(objectField),
+});
+
+/** `POST /api/v1/sessions` body. */
+export const sessionCreateSchema = z.object({ agent_id: idField, metadata: opt(objectField) });
+/** `PUT /api/v1/sessions/:id` body (at least one field). */
+export const sessionUpdateSchema = z.object({ status: opt(z.enum(['active', 'closed'])), metadata: opt(objectField) });
+/** `GET /api/v1/sessions` query parameters. */
+export const sessionListSchema = z.object({ agent_id: idField.optional() });
+
+/** `POST /api/v1/keys` body. */
+export const keyCreateSchema = z.object({
+  name: labelField,
+  org_id: opt(idField).transform((v) => v ?? DEFAULT_ORG),
+  is_admin: opt(z.boolean()).transform((v) => v ?? false),
 });
