@@ -55,6 +55,14 @@ describe('startup', () => {
     }
   });
 
+  test('purge with delete.enabled off: 403 naming the setting; the memory stays', async () => {
+    const created = await call(target, 'POST', '/api/v1/memories', { agent_id: 'purge-off', content: 'kept because deletes are off' });
+    const r = await call(target, 'DELETE', `/api/v1/memories/${created.body.memory_id}?purge=true`);
+    expect(r).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+    expect(r.body.message).toContain('delete.enabled');
+    expect((await call(target, 'GET', `/api/v1/memories/${created.body.memory_id}`)).status).toBe(200);
+  });
+
   test('the in-process memory service uses a dedicated non-admin time-series token', async () => {
     const s = await startServer();
     try {

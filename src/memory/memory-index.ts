@@ -9,13 +9,16 @@ import { messageOf } from '../lib/errors.ts';
 import type { Logger } from '../observability/index.ts';
 import { decodeTags, fromRow, SELECT_COLUMNS, toStored, type Memory } from './memory-record.ts';
 import { MEMORY_TABLE } from './memory-sql.ts';
-import { isoMicros, sqlStringList } from './sql.ts';
+import { isoMicros, sqlString, sqlStringList, sqlTime } from './sql.ts';
 import type { StorageClient } from './storage-client.ts';
 import type { IndexRow, MemoryIndexStore } from './store/memory-index-store.ts';
 import type { Tombstones } from './tombstones.ts';
 
 /** Memories loaded from storage per query while catching up. */
 const CATCH_UP_CHUNK = 2000;
+/** Past this many missing memories, storage is read whole in keyset pages instead of by id. */
+const FULL_SCAN_FROM = 20_000;
+const PAGE = 20_000;
 
 /** The search index and its catch-up with storage. */
 export class MemoryIndex {
@@ -56,15 +59,34 @@ export class MemoryIndex {
     }
     const gone = [...indexed.keys()].filter((id) => !live.has(id));
     this.store.remove(gone);
-    for (let i = 0; i < load.length; i += CATCH_UP_CHUNK) {
-      const ids = load.slice(i, i + CATCH_UP_CHUNK);
-      const rows = await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE} WHERE memory_id IN (${sqlStringList(ids)})`);
-      // Every version comes back; the index keeps the newest (upsert never replaces a newer one).
-      // A memory forgotten while this ran stays out.
-      this.store.upsert(rows.map((r) => toStored(fromRow(r))).filter((m) => !this.tombstones.has(m.memory_id)));
-    }
+    // Every version comes back; the index keeps the newest (upsert never replaces a newer one).
+    // A memory forgotten while this ran stays out.
+    const keep = (rows: Record<string, unknown>[], wanted?: Set<string>) =>
+      this.store.upsert(rows.map((r) => toStored(fromRow(r))).filter((m) => (!wanted || wanted.has(m.memory_id)) && !this.tombstones.has(m.memory_id)));
+    if (load.length >= FULL_SCAN_FROM) await this.scanAll(new Set(load), keep);
+    else
+      for (let i = 0; i < load.length; i += CATCH_UP_CHUNK) {
+        const ids = load.slice(i, i + CATCH_UP_CHUNK);
+        keep(await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE} WHERE memory_id IN (${sqlStringList(ids)})`));
+      }
     if (load.length > 0 || gone.length > 0)
       this.logger.info('memory search index caught up with storage', { loaded: load.length, removed: gone.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /** Reads every stored row in (time, memory_id) keyset pages, handing each page to `keep`. */
+  private async scanAll(wanted: Set<string>, keep: (rows: Record<string, unknown>[], wanted: Set<string>) => void): Promise<void> {
+    let after = '';
+    for (;;) {
+      const rows = await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE}${after} ORDER BY time, memory_id, coalesce(version, 1) LIMIT ${PAGE}`);
+      if (rows.length === 0) return;
+      keep(rows, wanted);
+      if (rows.length < PAGE) return;
+      const last = rows[rows.length - 1]!;
+      const t = sqlTime(Number(last.time_us));
+      const id = sqlString(String(last.memory_id));
+      const v = Number(last.version);
+      after = ` WHERE (time > ${t} OR (time = ${t} AND (memory_id > ${id} OR (memory_id = ${id} AND coalesce(version, 1) > ${v}))))`;
+    }
   }
 }
 

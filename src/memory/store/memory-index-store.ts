@@ -60,7 +60,7 @@ export class MemoryIndexStore {
           r.metadata ? JSON.stringify(r.metadata) : '', encodeTags(r.tags), r.importance, r.dedup_key, r.parent_id ?? '',
           r.timeUs, r.version, r.expiresUs, r.updatedUs,
         )!;
-        for (const t of FTS_TABLES) this.db.prepare(`INSERT INTO ${t} (rowid, content) VALUES (?, ?)`).run(rowid, r.content);
+        for (const t of FTS_TABLES) this.db.query(`INSERT INTO ${t} (rowid, content) VALUES (?, ?)`).run(rowid, r.content);
       }
     })();
   }
@@ -118,8 +118,8 @@ export class MemoryIndexStore {
   }
 
   private removeRow(rowid: number, content: string): void {
-    for (const t of FTS_TABLES) this.db.prepare(`INSERT INTO ${t} (${t}, rowid, content) VALUES ('delete', ?, ?)`).run(rowid, content);
-    this.db.prepare('DELETE FROM memory_index WHERE rowid = ?').run(rowid);
+    for (const t of FTS_TABLES) this.db.query(`INSERT INTO ${t} (${t}, rowid, content) VALUES ('delete', ?, ?)`).run(rowid, content);
+    this.db.query('DELETE FROM memory_index WHERE rowid = ?').run(rowid);
   }
 }
 
