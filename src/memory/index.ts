@@ -56,9 +56,9 @@ export function createMemoryService(deps: { config: Config['memory']; svc: SvcFe
   const storage = new StorageClient(deps.svc, cfg.database);
   const tombstones = new Tombstones(new TombstoneStore(db));
   const indexStore = new MemoryIndexStore(db);
-  const index = new MemoryIndex(indexStore, storage, tombstones, deps.logger);
-  const writer = new MemoryWriter(storage, tombstones, indexStore, windowMs);
   const versions = new VersionState(storage);
+  const index = new MemoryIndex(indexStore, storage, tombstones, versions, deps.logger);
+  const writer = new MemoryWriter(storage, tombstones, indexStore, windowMs);
   const memories = new MemoryService(storage, writer, tombstones, indexStore, versions);
   const sessionStore = new SessionStore(db);
   const app = memoryHttpApp({

@@ -13,6 +13,7 @@ import { isoMicros, sqlString, sqlStringList, sqlTime } from './sql.ts';
 import type { StorageClient } from './storage-client.ts';
 import type { IndexRow, MemoryIndexStore } from './store/memory-index-store.ts';
 import type { Tombstones } from './tombstones.ts';
+import type { VersionState } from './version-state.ts';
 
 /** Memories loaded from storage per query while catching up. */
 const CATCH_UP_CHUNK = 2000;
@@ -28,6 +29,7 @@ export class MemoryIndex {
     readonly store: MemoryIndexStore,
     private readonly storage: StorageClient,
     private readonly tombstones: Tombstones,
+    private readonly versions: VersionState,
     private readonly logger: Logger,
   ) {}
 
@@ -48,7 +50,8 @@ export class MemoryIndex {
     const started = performance.now();
     // Indexed before storage is asked: a memory written meanwhile is in neither snapshot or in both, never removed by mistake.
     const indexed = this.store.versions();
-    const stored = await this.storage.query(`SELECT memory_id, max(coalesce(version, 1)) AS version FROM ${MEMORY_TABLE} GROUP BY memory_id`);
+    await this.versions.any(); // upgrades an old storage layout first
+    const stored = await this.storage.query(`SELECT memory_id, max(coalesce(version, 1)) AS version FROM ${MEMORY_TABLE} WHERE org_id <> '' GROUP BY memory_id`);
     const live = new Set<string>();
     const load: string[] = [];
     for (const r of stored) {
@@ -77,7 +80,7 @@ export class MemoryIndex {
   private async scanAll(wanted: Set<string>, keep: (rows: Record<string, unknown>[], wanted: Set<string>) => void): Promise<void> {
     let after = '';
     for (;;) {
-      const rows = await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE}${after} ORDER BY time, memory_id, coalesce(version, 1) LIMIT ${PAGE}`);
+      const rows = await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE} WHERE org_id <> ''${after} ORDER BY time, memory_id, coalesce(version, 1) LIMIT ${PAGE}`);
       if (rows.length === 0) return;
       keep(rows, wanted);
       if (rows.length < PAGE) return;
@@ -85,7 +88,7 @@ export class MemoryIndex {
       const t = sqlTime(Number(last.time_us));
       const id = sqlString(String(last.memory_id));
       const v = Number(last.version);
-      after = ` WHERE (time > ${t} OR (time = ${t} AND (memory_id > ${id} OR (memory_id = ${id} AND coalesce(version, 1) > ${v}))))`;
+      after = ` AND (time > ${t} OR (time = ${t} AND (memory_id > ${id} OR (memory_id = ${id} AND coalesce(version, 1) > ${v}))))`;
     }
   }
 }

@@ -24,6 +24,12 @@ export class StorageClient {
     await res.body?.cancel();
   }
 
+  /** Column names of a measurement (none while it holds nothing). */
+  async columns(measurement: string): Promise<string[]> {
+    const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql: `SELECT * FROM ${measurement} LIMIT 0`, format: 'json' }), 'read the memory layout');
+    return ((await res.json()) as { columns?: string[] }).columns ?? [];
+  }
+
   /** Runs one SELECT and returns its rows as objects (a measurement with no data yet answers zero rows). */
   async query(sql: string): Promise<Row[]> {
     const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories');
