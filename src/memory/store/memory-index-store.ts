@@ -83,12 +83,6 @@ export class MemoryIndexStore {
     return out;
   }
 
-  /** Ids of indexed memories matching `f` (structured filters only), at most `limit`. */
-  ids(f: MemoryFilter, limit: number): string[] {
-    const w = whereOf(f);
-    return this.db.query<{ memory_id: string }, Param[]>(`SELECT memory_id FROM memory_index i WHERE ${w.sql} LIMIT ?`).all(...w.params, limit).map((r) => r.memory_id);
-  }
-
   /**
    * The best `limit` matches of an FTS5 query among memories passing `f`, by BM25. `cjk` selects the
    * trigram index. Ties go to the newer memory.
@@ -98,7 +92,9 @@ export class MemoryIndexStore {
     const w = whereOf(f);
     return this.db
       .query<IndexHit, Param[]>(
-        `SELECT i.rowid, i.time_us, i.importance, -bm25(${t}) AS bm25 FROM ${t} JOIN memory_index i ON i.rowid = ${t}.rowid ` +
+        // CROSS JOIN keeps the full-text index as the outer loop: driven from the (org, agent, time)
+        // index instead, every row would run the MATCH on its own, which is far slower.
+        `SELECT i.rowid, i.time_us, i.importance, -bm25(${t}) AS bm25 FROM ${t} CROSS JOIN memory_index i ON i.rowid = ${t}.rowid ` +
           `WHERE ${t} MATCH ? AND ${w.sql} ORDER BY bm25(${t}), i.time_us DESC LIMIT ?`,
       )
       .all(ftsQuery, ...w.params, limit);
