@@ -33,6 +33,7 @@ import {
   runImportCommand,
   runQueryCommand,
   runWriteCommand,
+  runMcpCommand,
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
@@ -462,7 +463,8 @@ function tokenOf(tokens: TokenService, id: string): { isAdmin: boolean } | null 
  */
 function memoryServiceToken(config: Config, tokens: TokenService): string {
   if (config.memory.svc_url || !config.auth.enabled) return config.memory.svc_token;
-  return tokens.issueServiceToken('memory-service', 'used by the in-process memory service');
+  // 'delete' lets a memory purge rewrite the files holding the memory (POST /api/v1/delete, still gated by delete.enabled).
+  return tokens.issueServiceToken('memory-service', 'used by the in-process memory service', ['read', 'write', 'delete']);
 }
 
 async function serve(args: ParsedArgs): Promise<number> {
@@ -510,6 +512,8 @@ export async function run(argv: string[]): Promise<number> {
         return await runWriteCommand(args);
       case 'completion':
         return runCompletionCommand(args);
+      case 'mcp':
+        return await runMcpCommand(args);
       case 'serve':
         return await serve(args);
     }

@@ -48,6 +48,10 @@ describe('delete (enabled)', () => {
     expect((await del(s, { database: 'deldb', measurement: 'cpu', confirm: true })).body.error).toContain('where');
     const writer = await json(s, 'POST', '/api/v1/auth/tokens', { name: 'writer' });
     expect((await del(s, { ...base, confirm: true }, writer.body.token)).status).toBe(403);
+    // A token granted `delete` explicitly (the memory service's purge token) may delete; the row limit still holds.
+    const deleter = await json(s, 'POST', '/api/v1/auth/tokens', { name: 'deleter', permissions: ['read', 'delete'] });
+    expect(deleter.status).toBe(201);
+    expect((await del(s, { ...base, where: 'v >= 0', confirm: true }, deleter.body.token)).body.error).toContain('delete.max_rows_per_delete');
     // max_rows_per_delete = 40: all 42 rows match, so nothing is deleted.
     const tooMany = await del(s, { ...base, where: 'v >= 0', confirm: true });
     expect(tooMany.status).toBe(400);

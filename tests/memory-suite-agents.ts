@@ -23,7 +23,9 @@ export function agentsSuite(t: () => MemoryTarget) {
       expect((await call(t(), 'DELETE', `/api/v1/agents/${id}`)).status).toBe(204);
       expect(await call(t(), 'GET', `/api/v1/agents/${id}`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
       expect((await call(t(), 'DELETE', `/api/v1/agents/${id}`)).status).toBe(404);
-      expect((await call(t(), 'GET', `/api/v1/agents/${id}/stats`)).status).toBe(404);
+      // Stats follow the memories, registered or not.
+      expect(await call(t(), 'GET', `/api/v1/agents/${id}/stats`)).toMatchObject({ status: 200, body: { agent_id: id, memory_count: 1 } });
+      expect((await call(t(), 'GET', `/api/v1/agents/${uid('nobody')}/stats`)).status).toBe(404);
       expect((await call(t(), 'GET', `/api/v1/memories?agent_id=${id}`)).body.count).toBe(1);
     });
 

@@ -75,18 +75,22 @@ export function searchSuite(t: () => MemoryTarget) {
         expect(r.body.message).toContain(field);
       });
 
-    test('BM25: query ranks by relevance; non-matching memories are left out', async () => {
+    test('full text: query ranks by relevance; non-matching memories are left out', async () => {
       const bm = uid('bm25');
       const created = await call(t(), 'POST', '/api/v1/memories', { memories: BM25_CORPUS.map((content) => ({ agent_id: bm, content })) });
       expect(created.status).toBe(201);
       const r = await call(t(), 'POST', '/api/v1/search', { agent_id: bm, query: 'Database CONNECTION' });
       expect(r.status).toBe(200);
       const order = r.body.results.map((m: { content: string }) => BM25_CORPUS.indexOf(m.content));
-      expect(order).toEqual([0, 1, 3, 4]);
+      // BM25's document frequencies come from every indexed memory, so only the clear cases are fixed here.
+      expect(order[0]).toBe(0);
+      expect([...order].sort()).toEqual([0, 1, 3, 4]);
       const scores = r.body.results.map((m: { score: number }) => m.score);
       expect([...scores].sort((a, b) => b - a)).toEqual(scores);
       const page = await call(t(), 'POST', '/api/v1/search', { agent_id: bm, query: 'database connection', limit: 2, offset: 1 });
-      expect(page.body.results.map((m: { content: string }) => BM25_CORPUS.indexOf(m.content))).toEqual([1, 3]);
+      expect(page.body.results.map((m: { content: string }) => BM25_CORPUS.indexOf(m.content))).toEqual(order.slice(1, 3));
+      const stemmed = await call(t(), 'POST', '/api/v1/search', { agent_id: bm, query: 'rebuilding indexes' });
+      expect(stemmed.body.results.map((m: { content: string }) => m.content)).toEqual(['database index rebuilt']);
       const filtered = await call(t(), 'POST', '/api/v1/search', { agent_id: bm, query: 'database', content_contains: 'index' });
       expect(filtered.body.results.map((m: { content: string }) => m.content)).toEqual(['database index rebuilt']);
     });

@@ -35,8 +35,8 @@ export interface SeedRow {
   org_id?: string;
 }
 
-/** The columnar MessagePack body of seed rows, in the layout the memory service writes. */
-export function seedPayload(rows: SeedRow[]): Uint8Array {
+/** The columnar MessagePack body of seed rows, in the layout the memory service writes (`legacy`: before versions existed). */
+export function seedPayload(rows: SeedRow[], legacy = false): Uint8Array {
   const s = (f: (r: SeedRow) => string) => ({ kind: 'string' as const, values: rows.map(f) });
   return encodeColumnar('memories', [
     { name: 'time', kind: 'int', values: rows.map((r) => r.timeMs * 1000) },
@@ -52,6 +52,13 @@ export function seedPayload(rows: SeedRow[]): Uint8Array {
     { name: 'dedup_key', ...s((r) => `seed_${r.memory_id}`) },
     { name: 'parent_id', ...s(() => '') },
     { name: 'importance', kind: 'float', values: rows.map((r) => r.importance ?? 0) },
+    ...(legacy
+      ? []
+      : [
+          { name: 'version', kind: 'int' as const, values: rows.map(() => 1) },
+          { name: 'expires_at', kind: 'int' as const, values: rows.map(() => 0) },
+          { name: 'updated_at', kind: 'int' as const, values: rows.map((r) => r.timeMs * 1000) },
+        ]),
   ]);
 }
 

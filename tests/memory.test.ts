@@ -8,7 +8,7 @@ import { agentsSuite } from './memory-suite-agents.ts';
 import { authSuite } from './memory-suite-auth.ts';
 import { memoriesSuite } from './memory-suite-memories.ts';
 import { searchSuite } from './memory-suite-search.ts';
-import { call, MEMORY_ADMIN_KEY, serverTarget, type MemoryTarget } from './memory-support.ts';
+import { call, MEMORY_ADMIN_KEY, seedPayload, serverTarget, type MemoryTarget } from './memory-support.ts';
 import { ADMIN_TOKEN, startServer } from './helpers/server.ts';
 
 let target: MemoryTarget;
@@ -53,6 +53,37 @@ describe('startup', () => {
     } finally {
       await s.cleanup();
     }
+  });
+
+  test('memories stored before versions existed (old layout) are listed, searched and patched after an upgrade', async () => {
+    const old = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY, SVC_MEMORY_ENABLED: 'false' }, keepDir: true });
+    const res = await old.fetch('/api/v1/write/msgpack', {
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
+      body: seedPayload([{ memory_id: 'mem_legacy1', agent_id: 'old', timeMs: Date.now() - 3_600_000, content: 'a legacy armadillo note' }], true),
+    });
+    expect(res.status).toBe(204);
+    await old.stop();
+    const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY }, dir: old.dir });
+    try {
+      const fresh = { ...target, url: s.memoryUrl };
+      expect((await call(fresh, 'GET', '/api/v1/memories?agent_id=old')).body.memories).toMatchObject([{ memory_id: 'mem_legacy1', version: 1, expires_at: null }]);
+      expect((await call(fresh, 'POST', '/api/v1/search', { query: 'armadillos' })).body.results).toMatchObject([{ memory_id: 'mem_legacy1' }]);
+      expect((await call(fresh, 'PATCH', '/api/v1/memories/mem_legacy1', { importance: 0.5 })).body).toMatchObject({ version: 2, importance: 0.5 });
+      expect((await call(fresh, 'GET', '/api/v1/agents/old/stats')).body).toMatchObject({ memory_count: 1 });
+      expect((await call(fresh, 'GET', '/api/v1/memories')).body.count).toBe(1);
+    } finally {
+      await s.stop();
+      rmSync(old.dir, { recursive: true, force: true });
+    }
+  });
+
+  test('purge with delete.enabled off: 403 naming the setting; the memory stays', async () => {
+    const created = await call(target, 'POST', '/api/v1/memories', { agent_id: 'purge-off', content: 'kept because deletes are off' });
+    const r = await call(target, 'DELETE', `/api/v1/memories/${created.body.memory_id}?purge=true`);
+    expect(r).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+    expect(r.body.message).toContain('delete.enabled');
+    expect((await call(target, 'GET', `/api/v1/memories/${created.body.memory_id}`)).status).toBe(200);
   });
 
   test('the in-process memory service uses a dedicated non-admin time-series token', async () => {

@@ -99,14 +99,17 @@ export class TokenService {
   }
 
   /**
-   * A fresh secret for an internal non-admin token named `name` (created when missing, rotated when it
-   * exists), so its plaintext lives only in the memory of the process that asked.
+   * A fresh secret for an internal non-admin token named `name` with exactly `permissions` (created
+   * when missing, rotated when it exists), so its plaintext lives only in the memory of the process that asked.
    */
-  issueServiceToken(name: string, description: string): string {
+  issueServiceToken(name: string, description: string, permissions: string[] = []): string {
     const existing = this.store.byName(name);
-    if (existing?.enabled) return this.rotate(existing.id).token;
+    if (existing?.enabled) {
+      if (existing.permissions.join(',') !== permissions.join(',')) this.update(existing.id, { permissions });
+      return this.rotate(existing.id).token;
+    }
     if (existing) this.delete(existing.id);
-    return this.create({ name, description, permissions: [] }).token;
+    return this.create({ name, description, permissions }).token;
   }
 
   /** All token records. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /** The subcommands of the `svc` executable. */
-export const COMMANDS = ['serve', 'token', 'backup', 'import', 'query', 'export', 'write', 'completion', 'version', 'help'] as const;
+export const COMMANDS = ['serve', 'token', 'backup', 'import', 'query', 'export', 'write', 'completion', 'mcp', 'version', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A parsed command line: the subcommand, its positionals and its flags. */
@@ -41,6 +41,7 @@ export function parseCommandLine(argv: string[]): ParsedArgs {
       from: { type: 'string' },
       to: { type: 'string' },
       out: { type: 'string', short: 'o' },
+      'memory-url': { type: 'string' },
     },
   });
   if (values.version) return { command: 'version', positionals: [], flags: values };
@@ -73,6 +74,9 @@ commands:
   write FILE [--db DB] [--measurement M] [--precision P]
                         send a line-protocol (.lp) or CSV file (CSV needs --measurement), with a progress bar
   completion bash|zsh   print a shell completion script (source <(svc completion bash))
+  mcp [--memory-url URL]
+                        an MCP server on stdin/stdout whose tools call a running memory service
+                        (default http://127.0.0.1:9100; API key from SVC_MEMORY_KEY)
   version               print the version
 
 options:

@@ -7,3 +7,4 @@ export { runQueryCommand } from './query-command.ts';
 export { runExportCommand } from './export-command.ts';
 export { runWriteCommand } from './write-command.ts';
 export { runCompletionCommand } from './completion-command.ts';
+export { runMcpCommand } from './mcp-command.ts';

@@ -60,4 +60,5 @@ export const PACKAGE_HOMES: Record<string, readonly string[]> = {
   '@azure': ['storage/azure/'],
   'hyparquet-writer': ['parquet/'],
   snappyjs: ['ingest/prom/'],
+  '@modelcontextprotocol': ['memory/mcp/'],
 };

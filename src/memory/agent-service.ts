@@ -10,6 +10,7 @@ import type { AgentRecord, AgentStore } from './store/agent-store.ts';
 import type { SessionStore } from './store/session-store.ts';
 import type { StorageClient } from './storage-client.ts';
 import type { Tombstones } from './tombstones.ts';
+import type { VersionState } from './version-state.ts';
 
 /** Live statistics of one agent. */
 export interface AgentStats {
@@ -29,6 +30,7 @@ export class AgentService {
     private readonly sessions: SessionStore,
     private readonly storage: StorageClient,
     private readonly tombstones: Tombstones,
+    private readonly versions: VersionState,
   ) {}
 
   /** Registers an agent with a generated id. */
@@ -64,10 +66,12 @@ export class AgentService {
     if (!this.agents.delete(orgId, agentId)) throw notFound(`agent '${agentId}' not found`);
   }
 
-  /** Statistics computed now: memory counts by type, the last 24 hours, errors, sessions. */
+  /**
+   * Statistics computed now: memory counts by type, the last 24 hours, errors, sessions. Any agent_id
+   * with memories or sessions has them, registered or not; 404 otherwise.
+   */
   async stats(orgId: string, agentId: string, nowMs = Date.now()): Promise<AgentStats> {
-    this.get(orgId, agentId);
-    const filter = { orgId, agentId, excludeIds: this.tombstones.idsFor(orgId, agentId) };
+    const filter = { orgId, agentId, excludeIds: this.tombstones.idsFor(orgId, agentId), aliveAtUs: nowMs * 1000, latestOnly: await this.versions.any() };
     const rows = await this.storage.query(statsSql(filter, (nowMs - 86_400_000) * 1000));
     const memoryTypes: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((t) => [t, 0]));
     let total = 0;
@@ -80,6 +84,7 @@ export class AgentService {
       errors += Number(r.errors);
     }
     const s = this.sessions.counts(orgId, agentId);
+    if (total === 0 && s.total === 0 && !this.agents.get(orgId, agentId)) throw notFound(`agent '${agentId}' not found: it is not registered and has no memories`);
     return {
       agent_id: agentId,
       memory_count: total,

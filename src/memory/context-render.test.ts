@@ -4,7 +4,7 @@ import type { Memory } from './memory-record.ts';
 
 const mem = (content: string, memory_type = 'episodic'): Memory => ({
   memory_id: content, time: '', org_id: 'o', agent_id: 'a', session_id: 's', memory_type, event_type: 'general',
-  content, metadata: null, tags: [], importance: 0, dedup_key: content, parent_id: null,
+  content, metadata: null, tags: [], importance: 0, dedup_key: content, parent_id: null, version: 1, updated_at: '', expires_at: null,
 });
 
 describe('context rendering', () => {
@@ -26,6 +26,15 @@ describe('context rendering', () => {
     }
     expect(fitContext('s1', newestFirst, 'desc', 10)).toBeNull();
     expect(fitContext('s1', newestFirst, 'desc')!.memories.length).toBe(50);
+  });
+
+  test('max_tokens: an important old memory outlives newer unimportant ones', () => {
+    const newestFirst = [mem('new one'), mem('new two'), mem('new three'), { ...mem('the old but vital fact'), importance: 1 }];
+    const all = fitContext('s1', newestFirst, 'desc')!;
+    const r = fitContext('s1', newestFirst, 'desc', estimateTokens(all.context) - 3)!;
+    expect(r.dropped).toBeGreaterThan(0);
+    expect(r.memories.map((m) => m.content)).toContain('the old but vital fact');
+    expect(r.memories.map((m) => m.content)).toContain('new one');
   });
 
   test('order asc shows the kept memories oldest first', () => {

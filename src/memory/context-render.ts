@@ -1,8 +1,9 @@
 /**
  * The LLM-ready Markdown context of a session, with a hard token budget. Tokens are estimated as
  * ceil(length / 4) over the whole Markdown string (JavaScript string length, UTF-16 units, which is
- * never less than the number of characters). Memories are admitted newest first until the next one
- * would break the budget; so the oldest are dropped first, and the newest are always kept as a run.
+ * never less than the number of characters). When the budget cuts, memories are admitted by
+ * priority = 0.5 * importance + 0.5 * recency (recency: 1 for the newest candidate down to 0 for the
+ * oldest, by position) until the next one would break it; the kept ones are shown in time order.
  */
 import type { Memory } from './memory-record.ts';
 
@@ -58,16 +59,22 @@ export function fitContext(sessionId: string, newestFirst: readonly Memory[], or
   }
   const budget = maxTokens * 4; // ceil(len / 4) <= maxTokens  <=>  len <= 4 * maxTokens
   if (build([]).length > budget) return null;
-  // The rendered length grows with every memory added, so the largest newest run that fits is found
-  // by binary search over its size, each step an exact render.
+  // The rendered length grows with every memory added, so the largest prefix of the priority order
+  // that fits is found by binary search over its size, each step an exact render.
+  const n = newestFirst.length;
+  const priority = newestFirst
+    .map((m, i) => ({ i, p: 0.5 * m.importance + 0.5 * (n > 1 ? 1 - i / (n - 1) : 1) }))
+    .sort((a, b) => b.p - a.p || a.i - b.i)
+    .map((x) => x.i);
+  const pick = (count: number) => priority.slice(0, count).sort((a, b) => a - b).map((i) => newestFirst[i]!);
   let lo = 0;
-  let hi = newestFirst.length;
+  let hi = n;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (build(newestFirst.slice(0, mid)).length <= budget) lo = mid;
+    if (build(pick(mid)).length <= budget) lo = mid;
     else hi = mid - 1;
   }
-  const kept = newestFirst.slice(0, lo);
+  const kept = pick(lo);
   const context = build(kept);
-  return { context, memories: display(kept), estimatedTokens: estimateTokens(context), dropped: newestFirst.length - kept.length };
+  return { context, memories: display(kept), estimatedTokens: estimateTokens(context), dropped: n - kept.length };
 }

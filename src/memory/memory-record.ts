@@ -25,16 +25,29 @@ export interface Memory {
   importance: number;
   dedup_key: string;
   parent_id: string | null;
+  /** 1 at creation, +1 per PATCH; every version stays in storage until purged. */
+  version: number;
+  /** When this version was written (the creation time for version 1). */
+  updated_at: string;
+  /** After this instant the memory is gone from every read; null: never. */
+  expires_at: string | null;
 }
 
 /** A memory ready to be written: the API record plus its time in epoch microseconds. */
-export interface StoredMemory extends Omit<Memory, 'time'> {
+export interface StoredMemory extends Omit<Memory, 'time' | 'updated_at' | 'expires_at'> {
   timeUs: number;
+  updatedUs: number;
+  /** 0: never expires. */
+  expiresUs: number;
 }
 
-/** Columns selected for a memory, in this order; `time_us` is `epoch_us(time)` so no precision is lost. */
+/**
+ * Columns selected for a memory, in this order; `time_us` is `epoch_us(time)` so no precision is lost.
+ * Rows written before versions existed read as version 1, never expiring, updated when created.
+ */
 export const SELECT_COLUMNS =
-  'epoch_us(time) AS time_us, memory_id, org_id, agent_id, session_id, memory_type, event_type, content, metadata, tags, importance, dedup_key, parent_id';
+  'epoch_us(time) AS time_us, memory_id, org_id, agent_id, session_id, memory_type, event_type, content, metadata, tags, importance, dedup_key, parent_id, ' +
+  'coalesce(version, 1) AS version, coalesce(expires_at, 0) AS expires_us, coalesce(updated_at, epoch_us(time)) AS updated_us';
 
 /** Tags as stored: `,a,b,` (empty string when none); commas inside tags are refused at validation. */
 export function encodeTags(tags: readonly string[]): string {
@@ -51,11 +64,13 @@ export function toColumns(rows: readonly StoredMemory[]): {
   time: number[];
   strings: Record<string, string[]>;
   importance: number[];
+  ints: Record<string, number[]>;
 } {
   const col = (f: (r: StoredMemory) => string) => rows.map(f);
   return {
     time: rows.map((r) => r.timeUs),
     importance: rows.map((r) => r.importance),
+    ints: { version: rows.map((r) => r.version), expires_at: rows.map((r) => r.expiresUs), updated_at: rows.map((r) => r.updatedUs) },
     strings: {
       memory_id: col((r) => r.memory_id),
       org_id: col((r) => r.org_id),
@@ -89,13 +104,29 @@ export function fromRow(row: Record<string, unknown>): Memory {
     importance: Number(row.importance ?? 0),
     dedup_key: s('dedup_key'),
     parent_id: s('parent_id') || null,
+    version: Number(row.version ?? 1),
+    updated_at: isoMicros(Number(row.updated_us ?? row.time_us)),
+    expires_at: Number(row.expires_us ?? 0) > 0 ? isoMicros(Number(row.expires_us)) : null,
   };
 }
 
 /** A stored memory as the API shows it. */
 export function toMemory(r: StoredMemory): Memory {
-  const { timeUs, ...rest } = r;
-  return { ...rest, time: isoMicros(timeUs) };
+  const { timeUs, updatedUs, expiresUs, ...rest } = r;
+  return { ...rest, time: isoMicros(timeUs), updated_at: isoMicros(updatedUs), expires_at: expiresUs > 0 ? isoMicros(expiresUs) : null };
+}
+
+/** The stored form of an API memory (inverse of toMemory). */
+export function toStored(m: Memory): StoredMemory {
+  const { time, updated_at, expires_at, ...rest } = m;
+  return { ...rest, timeUs: isoToMicros(time), updatedUs: isoToMicros(updated_at), expiresUs: expires_at ? isoToMicros(expires_at) : 0 };
+}
+
+/** Epoch microseconds of an RFC 3339 timestamp with up to six fractional digits. */
+export function isoToMicros(iso: string): number {
+  const m = /\.(\d+)Z$/.exec(iso);
+  const frac = (m?.[1] ?? '').padEnd(6, '0').slice(0, 6);
+  return Math.floor(Date.parse(iso) / 1000) * 1_000_000 + Number(frac);
 }
 
 function parseMetadata(text: string): Record<string, unknown> | null {

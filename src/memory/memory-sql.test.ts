@@ -4,6 +4,18 @@ import { dedupSql, selectMemoriesSql, statsSql, whereClause } from './memory-sql
 describe('memory SQL', () => {
   test('every query is scoped by org_id', () => {
     expect(whereClause({ orgId: 'default' })).toBe("org_id = 'default'");
+    expect(whereClause({ orgId: 'default', latestOnly: true })).toBe(
+      "org_id = 'default' AND (memory_id || '#' || (coalesce(version, 1) + 1)) NOT IN (SELECT memory_id || '#' || version FROM memories WHERE version > 1)",
+    );
+  });
+
+  test('metadata, parent and expiry filters', () => {
+    const w = whereClause({ orgId: 'o', parentId: 'p1', metadata: { project: "o'hare", n: 3, on: true }, aliveAtUs: 42 });
+    expect(w).toContain("parent_id = 'p1'");
+    expect(w).toContain(`json_extract_string(nullif(metadata, ''), '$."project"') = 'o''hare'`);
+    expect(w).toContain(`json_extract(nullif(metadata, ''), '$."n"') = '3'::JSON`);
+    expect(w).toContain(`json_extract(nullif(metadata, ''), '$."on"') = 'true'::JSON`);
+    expect(w).toContain('(coalesce(expires_at, 0) = 0 OR expires_at > 42)');
   });
 
   test('filters become escaped literals; tags match exactly between delimiters', () => {

@@ -30,6 +30,24 @@ export interface MemoryFilter {
   dedupKeys?: readonly string[];
   /** Forgotten memory ids to leave out. */
   excludeIds?: readonly string[];
+  parentId?: string;
+  /** Exact match on top-level metadata keys (string, number or boolean values). */
+  metadata?: Readonly<Record<string, MetadataValue>>;
+  /** Leave out memories expired at this instant (epoch µs); reads pass now. */
+  aliveAtUs?: number;
+  /**
+   * True when superseded versions exist (see version-state.ts): only then does the filter add the
+   * newest-version condition. History and purges leave it unset to see every version.
+   */
+  latestOnly?: boolean;
+}
+
+/** A value a metadata filter can match exactly. */
+export type MetadataValue = string | number | boolean;
+
+/** The JSON path of a top-level metadata key (keys are validated at the boundary: no quotes). */
+export function metadataPath(key: string): string {
+  return `$."${key}"`;
 }
 
 /** Order and page of a SELECT. */
@@ -56,7 +74,25 @@ export function whereClause(f: MemoryFilter): string {
   if (f.untilUs !== undefined) c.push(`time <= ${sqlTime(f.untilUs)}`);
   if (f.dedupKeys?.length) c.push(`dedup_key IN (${sqlStringList(f.dedupKeys)})`);
   if (f.excludeIds?.length) c.push(`memory_id NOT IN (${sqlStringList(f.excludeIds)})`);
+  if (f.parentId !== undefined) c.push(`parent_id = ${sqlString(f.parentId)}`);
+  for (const [key, value] of Object.entries(f.metadata ?? {})) {
+    const path = sqlString(metadataPath(key));
+    if (typeof value === 'string') c.push(`json_extract_string(nullif(metadata, ''), ${path}) = ${sqlString(value)}`);
+    else c.push(`json_extract(nullif(metadata, ''), ${path}) = ${sqlString(JSON.stringify(value))}::JSON`);
+  }
+  if (f.aliveAtUs !== undefined) c.push(`(coalesce(expires_at, 0) = 0 OR expires_at > ${sqlNumber(f.aliveAtUs)})`);
+  if (f.latestOnly) c.push(latestOnlySql());
   return c.join(' AND ');
+}
+
+/**
+ * The condition keeping only each memory's newest version. Superseded versions stay in storage as
+ * history. Versions of a memory are consecutive (1, 2, ...), so a row is superseded exactly when the
+ * next version exists; the subquery reads only rows of patched memories (version > 1), which
+ * row-group statistics let the engine skip, and is not correlated, so it runs once as a hash anti-join.
+ */
+export function latestOnlySql(): string {
+  return `(memory_id || '#' || (coalesce(version, 1) + 1)) NOT IN (SELECT memory_id || '#' || version FROM ${MEMORY_TABLE} WHERE version > 1)`;
 }
 
 /** SELECT of full memories, ordered by time (ties by memory_id) and paged. */

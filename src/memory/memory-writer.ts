@@ -10,6 +10,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import { toColumns, toMemory, type Memory, type StoredMemory } from './memory-record.ts';
 import { dedupSql, MEMORY_TABLE } from './memory-sql.ts';
 import type { StorageClient } from './storage-client.ts';
+import type { MemoryIndexStore } from './store/memory-index-store.ts';
 import type { Tombstones } from './tombstones.ts';
 
 /** A validated memory to create (defaults applied by the HTTP schema). */
@@ -24,6 +25,8 @@ export interface MemoryInput {
   importance: number;
   dedup_key?: string;
   parent_id?: string;
+  /** Epoch microseconds after which the memory is gone from every read. */
+  expires_at?: number;
 }
 
 /** Outcome of a batch: the memories written and the dedup keys skipped as duplicates. */
@@ -41,6 +44,7 @@ export class MemoryWriter {
   constructor(
     private readonly storage: StorageClient,
     private readonly tombstones: Tombstones,
+    private readonly index: MemoryIndexStore,
     private readonly windowMs: number,
   ) {
     this.recent = new RecentKeys(windowMs);
@@ -75,7 +79,7 @@ export class MemoryWriter {
           }
         }
         if (accepted.length > 0) {
-          for (const r of accepted) r.timeUs = this.nextTimeUs();
+          for (const r of accepted) r.timeUs = r.updatedUs = this.nextTimeUs();
           await this.write(accepted);
           for (const r of accepted) this.recent.set(orgId, r.dedup_key, { memoryId: r.memory_id, timeUs: r.timeUs });
         }
@@ -107,13 +111,23 @@ export class MemoryWriter {
     return found;
   }
 
+  /** Writes a new version of an existing memory (same id and time, version + 1); returns it as stored. */
+  async writeVersion(row: StoredMemory): Promise<Memory> {
+    row.updatedUs = this.nextTimeUs();
+    await this.write([row]);
+    return toMemory(row);
+  }
+
+  /** Writes rows to storage (acknowledged: queryable from now on), then to the search index. */
   private async write(rows: StoredMemory[]): Promise<void> {
     const c = toColumns(rows);
     await this.storage.write(MEMORY_TABLE, [
       { name: 'time', kind: 'int', values: c.time },
       ...Object.entries(c.strings).map(([name, values]) => ({ name, kind: 'string' as const, values })),
       { name: 'importance', kind: 'float', values: c.importance },
+      ...Object.entries(c.ints).map(([name, values]) => ({ name, kind: 'int' as const, values })),
     ]);
+    this.index.upsert(rows);
   }
 
   private toStored(orgId: string, m: MemoryInput): StoredMemory {
@@ -131,6 +145,9 @@ export class MemoryWriter {
       importance: m.importance,
       dedup_key: m.dedup_key ?? deriveDedupKey(m.agent_id, m.event_type, m.content),
       parent_id: m.parent_id ?? null,
+      version: 1,
+      updatedUs: 0,
+      expiresUs: m.expires_at ?? 0,
     };
   }
 

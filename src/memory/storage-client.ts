@@ -24,6 +24,12 @@ export class StorageClient {
     await res.body?.cancel();
   }
 
+  /** Column names of a measurement (none while it holds nothing). */
+  async columns(measurement: string): Promise<string[]> {
+    const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql: `SELECT * FROM ${measurement} LIMIT 0`, format: 'json' }), 'read the memory layout');
+    return ((await res.json()) as { columns?: string[] }).columns ?? [];
+  }
+
   /** Runs one SELECT and returns its rows as objects (a measurement with no data yet answers zero rows). */
   async query(sql: string): Promise<Row[]> {
     const res = await this.call('/api/v1/query', 'application/json', JSON.stringify({ sql, format: 'json' }), 'query memories', { 'x-svc-query-source': 'memory' });
@@ -34,6 +40,18 @@ export class StorageClient {
       for (let i = 0; i < cols.length; i++) o[cols[i]!] = row[i];
       return o;
     });
+  }
+
+  /**
+   * Removes the rows matching `where` from the measurement's files (`POST /api/v1/delete`): the files
+   * holding them are rewritten without them. Needs `delete.enabled` and a token allowed to delete.
+   */
+  async delete(measurement: string, where: string): Promise<number> {
+    const body = JSON.stringify({ database: this.database, measurement, where, confirm: true });
+    const res = await this.call('/api/v1/delete', 'application/json', body, 'purge memories');
+    const out = (await res.json()) as { deleted_rows?: number; failed_files?: string[] };
+    if (res.status === 207) throw new AppError('unavailable', `cannot purge memories: some storage files could not be rewritten (${(out.failed_files ?? []).join(', ')}); retry`);
+    return out.deleted_rows ?? 0;
   }
 
   /** True when the time-series service answers its health check. */
@@ -63,7 +81,7 @@ export class StorageClient {
     } catch {
       // not JSON: keep the text
     }
-    const kind = res.status === 503 || res.status === 502 || res.status === 504 ? 'unavailable' : 'internal';
+    const kind = res.status === 503 || res.status === 502 || res.status === 504 ? 'unavailable' : res.status === 403 ? 'forbidden' : 'internal';
     throw new AppError(kind, `cannot ${what}: time-series service answered ${res.status}: ${detail.slice(0, 500)}`);
   }
 }

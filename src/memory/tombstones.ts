@@ -20,6 +20,20 @@ export class Tombstones {
     this.index(t);
   }
 
+  /** Drops tombstones of purged memories, so tombstones do not outlive the rows they hide. */
+  remove(memoryIds: readonly string[]): void {
+    const gone = memoryIds.filter((id) => this.ids.delete(id));
+    if (gone.length === 0) return;
+    this.store.delete(gone);
+    const set = new Set(gone);
+    for (const org of this.byOrg.values())
+      for (const [agent, list] of org) {
+        const kept = list.filter((id) => !set.has(id));
+        if (kept.length === 0) org.delete(agent);
+        else if (kept.length !== list.length) org.set(agent, kept);
+      }
+  }
+
   /** True when the memory was forgotten. */
   has(memoryId: string): boolean {
     return this.ids.has(memoryId);

@@ -90,7 +90,8 @@ export const memorySection = z.object({
   svc_url: str('', 'URL of a remote time-series service (empty: the one in this process)'),
   svc_token: secret('', 'Token for the remote time-series service'),
   bootstrap_key: secret('', 'Fixed first admin API key (svcm_..., at least 32 characters) instead of a printed random one'),
-  search_candidates: int(10_000, 'Most memories (newest first) ranked by a search with a query text', 1, 1_000_000),
+  search_candidates: int(1000, 'Best full-text matches (by BM25) re-ranked with recency and importance for a search with a query text', 1, 1_000_000),
+  search_recency_half_life: str('30d', 'Age at which a memory\'s recency part of the search score has halved'),
   context_max_memories: int(1000, 'Most memories (newest first) considered for one session context', 1, 100_000),
 });
 

@@ -4,7 +4,7 @@ import type { DeleteService } from '../../admin/index.ts';
 import { assertAllowed } from '../../lib/table-access.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
-import { requireAdmin } from '../middleware/auth.ts';
+import { requirePermission } from '../middleware/auth.ts';
 
 const deleteBody = z.object({
   database: z.string({ error: 'database is required' }),
@@ -14,13 +14,13 @@ const deleteBody = z.object({
 });
 
 /**
- * /api/v1/delete: POST (admin) removes matching rows; 200 `{deleted_rows, deleted_files,
+ * /api/v1/delete: POST (admin, or a token granted the `delete` permission explicitly) removes matching rows; 200 `{deleted_rows, deleted_files,
  * rewritten_files, failed_files: [], errors: {}, execution_time_ms}`, or 207 with the failed files
  * listed (left unchanged). GET /config shows the settings.
  */
 export function deleteRoutes(deletes: DeleteService) {
   const app = new Hono<AppEnv>();
-  app.post('/', requireAdmin, async (c) => {
+  app.post('/', requirePermission('delete'), async (c) => {
     const body = await readJson(c, deleteBody);
     assertAllowed(c.get('access'), 'delete', body.database, [body.measurement]);
     const result = await deletes.delete({ ...body, confirm: body.confirm === true });

@@ -1,15 +1,8 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import type { AgentService } from '../agent-service.ts';
 import type { MemoryEnv } from './env.ts';
-import { LIMITS, labelField, objectField, opt } from './schemas.ts';
+import { agentCreateSchema } from './schemas.ts';
 import { jsonBody, pathId } from './validate.ts';
-
-const createSchema = z.object({
-  name: labelField,
-  description: opt(z.string().max(LIMITS.text * 16, `must be at most ${LIMITS.text * 16} characters`)),
-  config: opt(objectField),
-});
 
 /** `/api/v1/agents`: register, list, get, live stats, delete (memories stay). */
 export function agentRoutes(agents: AgentService) {
@@ -17,7 +10,7 @@ export function agentRoutes(agents: AgentService) {
   const org = (c: { get(k: 'principal'): { orgId: string } }) => c.get('principal').orgId;
 
   app.post('/', async (c) => {
-    const a = agents.create(org(c), await jsonBody(c, createSchema));
+    const a = agents.create(org(c), await jsonBody(c, agentCreateSchema));
     return c.json({ agent_id: a.agent_id, name: a.name, description: a.description, config: a.config, created_at: a.created_at }, 201);
   });
   app.get('/', (c) => {

@@ -12,6 +12,7 @@ export function requireKey(keys: KeyService): MiddlewareHandler<MemoryEnv> {
     const principal = keys.verify(key);
     if (!principal) throw unauthenticated('invalid or revoked API key');
     c.set('principal', principal);
+    c.set('apiKey', key);
     await next();
   };
 }

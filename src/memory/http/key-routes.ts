@@ -1,23 +1,16 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
-import { DEFAULT_ORG, type KeyService } from '../key-service.ts';
+import type { KeyService } from '../key-service.ts';
 import type { MemoryEnv } from './env.ts';
 import { requireAdmin } from './auth.ts';
-import { idField, labelField, opt } from './schemas.ts';
+import { keyCreateSchema } from './schemas.ts';
 import { jsonBody, pathId } from './validate.ts';
-
-const createSchema = z.object({
-  name: labelField,
-  org_id: opt(idField).transform((v) => v ?? DEFAULT_ORG),
-  is_admin: opt(z.boolean()).transform((v) => v ?? false),
-});
 
 /** `/api/v1/keys` (admin keys only): create (plaintext shown once), list, revoke. */
 export function keyRoutes(keys: KeyService) {
   const app = new Hono<MemoryEnv>();
   app.use('*', requireAdmin());
   app.post('/', async (c) => {
-    const { record, key } = keys.create(await jsonBody(c, createSchema));
+    const { record, key } = keys.create(await jsonBody(c, keyCreateSchema));
     return c.json({ ...record, key }, 201);
   });
   app.get('/', (c) => {

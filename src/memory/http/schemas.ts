@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ID_RULE, isValidId } from '../ids.ts';
+import { DEFAULT_ORG } from '../key-service.ts';
 import { MEMORY_TYPES } from '../memory-record.ts';
 import { parseTimeInput, TIME_INPUT_RULE } from '../time-input.ts';
 
@@ -70,19 +71,63 @@ export const intParam = (inner: z.ZodNumber) =>
     .transform(Number)
     .pipe(inner);
 
+/** An absolute instant (ISO 8601 with zone) to epoch microseconds. */
+export const instantField = z
+  .string()
+  .refine((v) => /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/.test(v) && Number.isFinite(Date.parse(v)), 'must be an ISO 8601 timestamp with a zone, such as 2030-01-01T00:00:00Z')
+  .transform((v) => Date.parse(v) * 1000);
+
+/** A metadata filter: exact match on top-level keys. */
+export const metadataFilterField = z
+  .record(
+    z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'keys must be 1-128 characters: letters, digits, _ . -'),
+    z.union([z.string(), z.number(), z.boolean()], { error: 'values must be strings, numbers or booleans' }),
+  )
+  .refine((o) => Object.keys(o).length <= 16, 'must have at most 16 keys');
+
+const contentField = z.string().min(1, 'must not be empty').max(LIMITS.content, `must be at most ${LIMITS.content} characters`);
+const tagsField = z.array(tagField).max(LIMITS.tags, `must have at most ${LIMITS.tags} tags`);
+
 /** One memory to create. */
 export const memoryInputSchema = z.object({
   agent_id: idField,
-  content: z.string().min(1, 'must not be empty').max(LIMITS.content, `must be at most ${LIMITS.content} characters`),
+  content: contentField,
   memory_type: opt(memoryTypeField).transform((v) => v ?? 'episodic'),
   event_type: opt(labelField).transform((v) => v ?? 'general'),
   session_id: opt(idField),
   metadata: opt(objectField),
-  tags: opt(z.array(tagField).max(LIMITS.tags, `must have at most ${LIMITS.tags} tags`)).transform((t) => [...new Set(t ?? [])]),
+  tags: opt(tagsField).transform((t) => [...new Set(t ?? [])]),
   importance: opt(importanceField).transform((v) => v ?? 0),
   dedup_key: opt(labelField),
   parent_id: opt(idField),
+  expires_at: opt(instantField),
 });
+
+/** `PATCH /api/v1/memories/:id`: the fields to change (at least one); `metadata` and `expires_at` may be null to clear. */
+export const memoryPatchSchema = z
+  .object({
+    content: opt(contentField),
+    importance: opt(importanceField),
+    tags: opt(tagsField).transform((t) => (t ? [...new Set(t)] : undefined)),
+    metadata: objectField.nullable().optional(),
+    memory_type: opt(memoryTypeField),
+    event_type: opt(labelField),
+    expires_at: instantField.nullable().optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'at least one of content, importance, tags, metadata, memory_type, event_type, expires_at is required' });
+
+/** `POST /api/v1/memories/forget`: which memories to forget (at least one condition), and whether to purge. */
+export const forgetSchema = z
+  .object({
+    agent_id: opt(idField),
+    session_id: opt(idField),
+    tags: opt(z.array(tagField)),
+    before: opt(timeField),
+    purge: opt(z.boolean()).transform((v) => v ?? false),
+  })
+  .refine((b) => b.agent_id !== undefined || b.session_id !== undefined || (b.tags?.length ?? 0) > 0 || b.before !== undefined, {
+    message: 'at least one of agent_id, session_id, tags, before is required',
+  });
 
 /** A batch of memories: validated whole before anything is written. */
 export const memoryBatchSchema = z.object({
@@ -108,9 +153,23 @@ export const listQuerySchema = z.object({
   limit: intParam(limitField).optional().transform((v) => v ?? 100),
   offset: intParam(offsetField).optional().transform((v) => v ?? 0),
   order: orderField.optional().transform((v) => v ?? 'desc'),
+  parent_id: idField.optional(),
+  metadata: z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (s === undefined) return undefined;
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"project":"apollo"}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(metadataFilterField.optional()),
 });
 
-/** `POST /api/v1/search` body; `query` ranks by BM25. */
+/** `POST /api/v1/search` body; `query` ranks by text relevance, recency and importance. */
 export const searchSchema = z
   .object({
     agent_id: opt(idField),
@@ -127,7 +186,41 @@ export const searchSchema = z
     limit: opt(limitField).transform((v) => v ?? 100),
     offset: opt(offsetField).transform((v) => v ?? 0),
     query: opt(z.string().max(1000, 'must be at most 1000 characters')),
+    metadata: opt(metadataFilterField),
+    parent_id: opt(idField),
+    explain: opt(z.boolean()).transform((v) => v ?? false),
   })
   .refine((b) => b.min_importance === undefined || b.max_importance === undefined || b.min_importance <= b.max_importance, {
     message: 'min_importance must not be greater than max_importance',
   });
+
+/** `POST /api/v1/sessions/:id/context` body. */
+export const contextSchema = z.object({
+  since: opt(timeField),
+  until: opt(timeField),
+  include_types: opt(z.array(memoryTypeField)),
+  exclude_types: opt(z.array(memoryTypeField)),
+  max_tokens: opt(z.number().int('must be a whole number').min(1, 'must be at least 1')),
+  order: opt(orderField).transform((v) => v ?? 'desc'),
+});
+
+/** `POST /api/v1/agents` body. */
+export const agentCreateSchema = z.object({
+  name: labelField,
+  description: opt(z.string().max(LIMITS.text * 16, `must be at most ${LIMITS.text * 16} characters`)),
+  config: opt(objectField),
+});
+
+/** `POST /api/v1/sessions` body. */
+export const sessionCreateSchema = z.object({ agent_id: idField, metadata: opt(objectField) });
+/** `PUT /api/v1/sessions/:id` body (at least one field). */
+export const sessionUpdateSchema = z.object({ status: opt(z.enum(['active', 'closed'])), metadata: opt(objectField) });
+/** `GET /api/v1/sessions` query parameters. */
+export const sessionListSchema = z.object({ agent_id: idField.optional() });
+
+/** `POST /api/v1/keys` body. */
+export const keyCreateSchema = z.object({
+  name: labelField,
+  org_id: opt(idField).transform((v) => v ?? DEFAULT_ORG),
+  is_admin: opt(z.boolean()).transform((v) => v ?? false),
+});

@@ -4,7 +4,7 @@ import type { MemoryEnv } from './env.ts';
 import { searchSchema } from './schemas.ts';
 import { jsonBody } from './validate.ts';
 
-/** `POST /api/v1/search`: structured filters, optional BM25 `query`. */
+/** `POST /api/v1/search`: structured filters, optional full-text `query` (with `explain`, each score's parts). */
 export function searchRoutes(search: SearchService) {
   const app = new Hono<MemoryEnv>();
   app.post('/', async (c) => {
@@ -23,9 +23,12 @@ export function searchRoutes(search: SearchService) {
         maxImportance: b.max_importance,
         sinceUs: b.since,
         untilUs: b.until,
+        parentId: b.parent_id,
+        metadata: b.metadata,
       },
       { order: b.order, limit: b.limit, offset: b.offset },
       b.query,
+      b.explain,
     );
     const queryTimeMs = Math.round((performance.now() - started) * 100) / 100;
     return c.json({ results, count: results.length, query_time_ms: queryTimeMs });

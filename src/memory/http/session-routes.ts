@@ -1,23 +1,10 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
 import type { SessionService } from '../session-service.ts';
 import type { SessionRecord } from '../store/session-store.ts';
 import type { MemoryEnv } from './env.ts';
-import { idField, memoryTypeField, objectField, opt, orderField, timeField } from './schemas.ts';
+import { contextSchema, sessionCreateSchema, sessionListSchema, sessionUpdateSchema } from './schemas.ts';
 import { jsonBody, pathId, queryParams } from './validate.ts';
-
-const createSchema = z.object({ agent_id: idField, metadata: opt(objectField) });
-const updateSchema = z.object({ status: opt(z.enum(['active', 'closed'])), metadata: opt(objectField) });
-const listSchema = z.object({ agent_id: idField.optional() });
-const contextSchema = z.object({
-  since: opt(timeField),
-  until: opt(timeField),
-  include_types: opt(z.array(memoryTypeField)),
-  exclude_types: opt(z.array(memoryTypeField)),
-  max_tokens: opt(z.number().int('must be a whole number').min(1, 'must be at least 1')),
-  order: opt(orderField).transform((v) => v ?? 'desc'),
-});
 
 const full = ({ org_id: _org, ...s }: SessionRecord) => s;
 
@@ -27,18 +14,18 @@ export function sessionRoutes(sessions: SessionService) {
   const org = (c: { get(k: 'principal'): { orgId: string } }) => c.get('principal').orgId;
 
   app.post('/', async (c) => {
-    const s = sessions.create(org(c), await jsonBody(c, createSchema));
+    const s = sessions.create(org(c), await jsonBody(c, sessionCreateSchema));
     return c.json({ session_id: s.session_id, agent_id: s.agent_id, status: s.status, created_at: s.created_at, metadata: s.metadata }, 201);
   });
   app.get('/', (c) => {
-    const { agent_id } = queryParams(c, listSchema);
+    const { agent_id } = queryParams(c, sessionListSchema);
     const list = sessions.list(org(c), agent_id).map((s) => ({ session_id: s.session_id, agent_id: s.agent_id, status: s.status, created_at: s.created_at }));
     return c.json({ sessions: list, count: list.length });
   });
   app.get('/:id', (c) => c.json(full(sessions.get(org(c), pathId(c.req.param('id'), 'session id')))));
   app.put('/:id', async (c) => {
     const id = pathId(c.req.param('id'), 'session id');
-    const patch = await jsonBody(c, updateSchema);
+    const patch = await jsonBody(c, sessionUpdateSchema);
     if (patch.status === undefined && patch.metadata === undefined) throw invalid('status or metadata is required');
     const s = sessions.update(org(c), id, patch);
     return c.json({ session_id: s.session_id, agent_id: s.agent_id, status: s.status, metadata: s.metadata, updated_at: s.updated_at });

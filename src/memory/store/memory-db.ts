@@ -1,6 +1,6 @@
 /**
- * The memory service's own SQLite file (`memory.db_path`): agents, sessions, API keys and
- * tombstones of forgotten memories. Migrations run in order, once each, recorded in schema_migrations.
+ * The memory service's own SQLite file (`memory.db_path`): agents, sessions, API keys,
+ * tombstones of forgotten memories and the search index. Migrations run in order, once each, recorded in schema_migrations.
  */
 import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
@@ -31,13 +31,34 @@ const MIGRATIONS: Migration[] = [
         dedup_key TEXT NOT NULL, deleted_at TEXT NOT NULL);
     `,
   },
+  {
+    // The search index: the current version of every memory (a copy; the time-series store stays the
+    // source of truth) and two FTS5 indexes over its content, external-content so the text is kept once.
+    // secure-delete removes a deleted memory's terms from the index pages themselves (purge).
+    id: 2,
+    sql: `
+      CREATE TABLE memory_index (
+        rowid INTEGER PRIMARY KEY, memory_id TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL, memory_type TEXT NOT NULL, event_type TEXT NOT NULL, content TEXT NOT NULL,
+        metadata TEXT NOT NULL, tags TEXT NOT NULL, importance REAL NOT NULL, dedup_key TEXT NOT NULL,
+        parent_id TEXT NOT NULL, time_us INTEGER NOT NULL, version INTEGER NOT NULL, expires_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL);
+      CREATE INDEX memory_index_org_agent ON memory_index (org_id, agent_id, time_us);
+      CREATE VIRTUAL TABLE memory_fts USING fts5(content, content='memory_index', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE memory_fts_cjk USING fts5(content, content='memory_index', content_rowid='rowid', tokenize='trigram');
+      INSERT INTO memory_fts(memory_fts, rank) VALUES ('secure-delete', 1);
+      INSERT INTO memory_fts_cjk(memory_fts_cjk, rank) VALUES ('secure-delete', 1);
+    `,
+  },
 ];
 
 /** Opens (creating) the SQLite file with WAL journaling and applies pending migrations. */
 export function openMemoryDb(path: string): MemoryDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true, strict: true });
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  // secure_delete: freed pages are zeroed, so a purged memory's text does not linger in free space.
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA secure_delete = ON;');
   migrate(db, MIGRATIONS, 'version');
   return db;
 }

@@ -20,6 +20,14 @@ export class TombstoneStore {
       .run(t.memory_id, t.org_id, t.agent_id, t.dedup_key, t.deleted_at);
   }
 
+  /** Removes tombstones (their memories were purged from storage; nothing is left to hide). */
+  delete(memoryIds: readonly string[]): void {
+    const stmt = this.db.prepare('DELETE FROM tombstones WHERE memory_id = ?');
+    this.db.transaction(() => {
+      for (const id of memoryIds) stmt.run(id);
+    })();
+  }
+
   /** Every tombstone (loaded once at start; the set is small next to the memories). */
   all(): Tombstone[] {
     return this.db.query<Tombstone, []>('SELECT * FROM tombstones').all();
