@@ -176,6 +176,7 @@ async function composeServices(
     await sharedManifest.start();
     manifest.setJournal(sharedManifest);
     cluster!.manifestRevision = () => sharedManifest.revision;
+    cluster!.manifestCatchUp = () => sharedManifest.catchUp();
     services.add('shared manifest', () => sharedManifest.close());
   }
   // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.

@@ -6,6 +6,7 @@
  */
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { connectEtcd } from '../src/cluster/index.ts';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
 import { S3RVER_KEY, startS3rver, type TestS3 } from './helpers/s3rver.ts';
@@ -140,6 +141,26 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     await writeLines(writer, 'metrics', [`cpu,host=late v=999 ${ns(H0 + 3_000_000)}`]);
     await flush(writer);
     await until('the late reader to follow', async () => (await count(late, 'SELECT count(*) AS n FROM metrics.cpu')) === 31, 2000);
+  }, 60_000);
+
+  test('with query_gate_on_catchup a reader behind the manifest head answers queries 503 until it has applied it', async () => {
+    const gated = await startServer({ env: { ...envFor('r3', 'reader'), SVC_CLUSTER_QUERY_GATE_ON_CATCHUP: 'true' } });
+    extra.push(gated);
+    expect(await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(31);
+    // The head moves past anything the reader can apply (only a manifest change carries it along).
+    const client = await connectEtcd(etcd.endpoints, 5000);
+    await client.put('/svc/v1/manifest/manifest/head', '');
+    const behind = await json(gated, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n FROM metrics.cpu' });
+    expect(behind.status).toBe(503);
+    expect(behind.headers.get('retry-after')).toBe('1');
+    expect(behind.body.error).toContain('has not caught up');
+    // Readers without the gate answer as before; so do the gated reader's other routes.
+    expect(await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(31);
+    expect((await json(gated, 'GET', '/api/v1/cluster')).status).toBe(200);
+    // The next manifest change (a flush on the writer) is applied, and with it the head.
+    await writeLines(writer, 'metrics', [`cpu,host=gate v=1000 ${ns(H0 + 3_100_000)}`]);
+    await flush(writer);
+    await until('the gated reader to catch up', async () => (await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')) === 32, 5000);
   }, 60_000);
 
   test('quorum lost: writes are refused with 503, not acknowledged; once it is back every acknowledged row is stored once', async () => {

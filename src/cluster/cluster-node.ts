@@ -61,6 +61,8 @@ export class ClusterNode {
   private campaignAbort = new AbortController();
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
+  /** The cluster's manifest head and what this node applied (set once the shared manifest runs). */
+  manifestCatchUp: (() => Promise<{ head: number; applied: number }>) | null = null;
 
   constructor(
     readonly client: EtcdClient,

@@ -43,6 +43,32 @@ export class SharedManifest implements ManifestJournal {
     return `${this.prefix}/manifest/files/`;
   }
 
+  private get headKey(): string {
+    return `${this.prefix}/manifest/head`;
+  }
+
+  /** One read of the head at a time; callers arriving meanwhile share it. */
+  private headRead: Promise<number> | null = null;
+
+  /**
+   * The revision of the cluster's last manifest change (a linearizable read) and the one this copy has
+   * applied: behind while `applied < head`.
+   */
+  async catchUp(): Promise<{ head: number; applied: number }> {
+    this.headRead ??= this.client.get(this.headKey).then(
+      (kv) => {
+        this.headRead = null;
+        return kv ? Number(kv.mod_revision) : 0;
+      },
+      (err: unknown) => {
+        this.headRead = null;
+        throw err;
+      },
+    );
+    const head = await this.headRead;
+    return { head, applied: this.applied };
+  }
+
   /** The revision of the last change applied to the local copy. */
   get revision(): number {
     return this.applied;
@@ -127,7 +153,12 @@ export class SharedManifest implements ManifestJournal {
   private async commitOne(gone: readonly string[], added: readonly ManifestFile[]): Promise<void> {
     const fence = this.fence();
     const compare: Compare[] = [...gone.map((p): Compare => ({ key: this.root + p, target: 'CREATE', result: 'GREATER', revision: 0 })), ...(fence ? [fence] : [])];
-    const ops: Op[] = [...gone.map((p): Op => ({ delete: { key: this.root + p } })), ...added.map((f): Op => ({ put: { key: this.root + f.path, value: JSON.stringify(f) } }))];
+    const ops: Op[] = [
+      ...gone.map((p): Op => ({ delete: { key: this.root + p } })),
+      ...added.map((f): Op => ({ put: { key: this.root + f.path, value: JSON.stringify(f) } })),
+      // The head key's mod revision is the revision of the last manifest change, deletions included.
+      { put: { key: this.headKey, value: '' } },
+    ];
     const r = await this.client.txn(compare, ops);
     if (!r.succeeded) throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
     await this.appliedUpTo(r.revision, gone, added);

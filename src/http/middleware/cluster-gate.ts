@@ -23,6 +23,22 @@ export interface ClusterGateOptions {
   authTtlMs: number;
   /** Silence from etcd after which writes are refused (a few heartbeats). */
   quorumLossMs: number;
+  /** cluster.query_gate_on_catchup: a reader behind the manifest head answers queries 503. */
+  gateOnCatchup?: boolean;
+}
+
+/** 503 unless this reader's copy of the manifest has applied the cluster's last change. */
+async function requireCaughtUp(n: ClusterNode): Promise<void> {
+  const catchUp = n.manifestCatchUp;
+  if (!catchUp) return;
+  let lag: { head: number; applied: number };
+  try {
+    lag = await catchUp();
+  } catch (err) {
+    throw unavailable(`cannot confirm this reader has caught up with the cluster's file manifest (cluster.query_gate_on_catchup): etcd: ${(err as Error).message}; retry shortly`, 1);
+  }
+  if (lag.applied < lag.head)
+    throw unavailable(`this reader has not caught up with the cluster's file manifest (applied revision ${lag.applied}, latest ${lag.head}; cluster.query_gate_on_catchup); retry shortly`, 1);
 }
 
 const signed = (secret: string, by: string, method: string, path: string) => hmacHex(secret, `${by}\n${method}\n${path}`);
@@ -80,6 +96,7 @@ export function clusterGate(node: () => ClusterNode | null, opts: ClusterGateOpt
     if (dest === 'local') {
       if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && MUTATING_GROUPS.has(group) && silent > opts.quorumLossMs)
         throw unavailable(`cannot reach an etcd quorum for ${Math.round(silent / 1000)}s: writes are not acknowledged until it is back`, 1);
+      if (opts.gateOnCatchup && group === 'query' && n.settings.role === 'reader') await requireCaughtUp(n);
       return next();
     }
     if (by) throw unavailable(`forwarded by ${by}, but this node is not the active ${dest} either; retry shortly`, 1);

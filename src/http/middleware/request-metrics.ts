@@ -6,7 +6,7 @@ import type { AppEnv } from '../context.ts';
 export function routeGroupOf(path: string): string {
   if (path === '/write' || path.startsWith('/api/v2/write') || path.startsWith('/api/v1/write')) return 'write';
   if (path.startsWith('/api/v1/import')) return 'import';
-  if (path.startsWith('/api/v1/query') || path === '/api/v1/measurements') return 'query';
+  if (path === '/api/v1/query' || path.startsWith('/api/v1/query/') || path === '/api/v1/measurements') return 'query';
   if (path.startsWith('/api/v1/auth')) return 'auth';
   if (path === '/health' || path === '/ready') return 'health';
   if (path === '/metrics' || path.startsWith('/api/v1/metrics') || path.startsWith('/api/v1/logs')) return 'observability';
