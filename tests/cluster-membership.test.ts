@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
@@ -40,6 +41,7 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
     SVC_CLUSTER_FAILOVER_TIMEOUT: '3s',
     SVC_MEMORY_ENABLED: 'false',
+    SVC_COMPACTION_HOURLY_MIN_FILES: '2',
   });
 
   beforeAll(async () => {
@@ -170,6 +172,35 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     }
     expect((await check(nodes.writer!, 'db1')).body.allowed).toBe(true);
   });
+
+  test('compaction triggered on both compactors at once: the active one merges each partition once, every row exactly once', async () => {
+    const h0 = Date.UTC(2024, 2, 1);
+    for (let f = 0; f < 3; f++) {
+      await writeLines(nodes.writer!, 'twice', Array.from({ length: 5 }, (_, i) => `m,host=h${i} v=${f * 5 + i} ${ns(h0 + f * 60_000 + i * 1000)}`));
+      await flush(nodes.writer!);
+    }
+    await until('the reader to see three files', async () => (await count(nodes.reader!, 'SELECT count(*) AS n FROM twice.m')) === 15);
+    const [a, b] = await Promise.all([
+      nodes.compactorA!.fetch('/api/v1/compaction/trigger', { method: 'POST' }),
+      nodes.compactorB!.fetch('/api/v1/compaction/trigger', { method: 'POST' }),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    // The passive compactor hands its trigger to the active one.
+    expect(b.headers.get('x-svc-forwarded-by')).toBe('compactor-b');
+    const ids = [((await a.json()) as { job_id: string }).job_id, ((await b.json()) as { job_id: string }).job_id];
+    const jobs = await until('both jobs to finish', async () => {
+      const h = await get(nodes.compactorA!, '/api/v1/compaction/history');
+      const done = (h.body.jobs ?? h.body.history ?? []).filter((j: { job_id: string }) => ids.includes(j.job_id));
+      return done.length === 2 ? (done as { files_in: number; files_out: number; database: string | null }[]) : null;
+    }, 30_000);
+    // Three input files merged into one, once: the second job found the partition taken or already merged.
+    expect(jobs.reduce((n, j) => n + j.files_out, 0)).toBe(1);
+    expect(jobs.reduce((n, j) => n + j.files_in, 0)).toBe(3);
+    for (const n of [nodes.reader!, nodes.writer!, nodes.compactorB!]) {
+      expect(await count(n, 'SELECT count(*) AS n FROM twice.m')).toBe(15);
+      expect(await count(n, 'SELECT count(DISTINCT v) AS n FROM twice.m')).toBe(15);
+    }
+  }, 60_000);
 
   test('kill -9 of the active compactor: the other takes over within failover_timeout; the dead node is listed, then removed', async () => {
     const killedAt = Date.now();
