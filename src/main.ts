@@ -37,7 +37,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster } from './cluster/index.ts';
+import { ManifestSnapshots, ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster, snapshotKey } from './cluster/index.ts';
 import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
 import { createGovernance } from './governance/index.ts';
 import { consoleRoutes, type MemoryFetch } from './console/index.ts';
@@ -171,12 +171,16 @@ async function composeServices(
   const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
   // The node leaves (handing its roles on) only after its buffers are flushed through the shared manifest.
   if (cluster) services.add('cluster membership', () => cluster.stop());
-  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, logger.child({ component: 'shared-manifest' })) : null;
+  const manifestLog = logger.child({ component: 'shared-manifest' });
+  const snapshots = cluster && config.cluster.manifest_snapshot_interval > 0 ? new ManifestSnapshots(store, snapshotKey(config.cluster.name), cluster.settings.prefix, manifestLog) : null;
+  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, manifestLog, undefined, snapshots) : null;
   if (sharedManifest) {
     await sharedManifest.start();
     manifest.setJournal(sharedManifest);
     cluster!.manifestRevision = () => sharedManifest.revision;
     cluster!.manifestCatchUp = () => sharedManifest.catchUp();
+    // The active compactor keeps the bucket's snapshot current, for nodes that join later.
+    sharedManifest.startSnapshots(config.cluster.manifest_snapshot_interval, () => cluster!.settings.role === 'compactor' && cluster!.isLeader);
     services.add('shared manifest', () => sharedManifest.close());
   }
   // Tokens, databases and policies too: etcd's rows replace this node's before it serves anything.

@@ -4,7 +4,7 @@
  * swaps files for every node at once (rows exactly once), and the replaced inputs stay in the bucket
  * for the grace period before the compactor deletes them; a node joining later loads the manifest.
  */
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectEtcd } from '../src/cluster/index.ts';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
@@ -45,6 +45,7 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     SVC_COMPACTION_HOURLY_MIN_FILES: '2',
     SVC_CLUSTER_SHARED_SECRET: 'test-cluster-secret',
     SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+    SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '300ms',
   });
   const objects = async () => {
     const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEY.accessKey, secretAccessKey: S3RVER_KEY.secretKey } });
@@ -143,10 +144,50 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     await until('the late reader to follow', async () => (await count(late, 'SELECT count(*) AS n FROM metrics.cpu')) === 31, 2000);
   }, 60_000);
 
+  test('a node joining later starts from the bucket snapshot; an unusable snapshot falls back to etcd', async () => {
+    const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEY.accessKey, secretAccessKey: S3RVER_KEY.secretKey } });
+    const key = await until('the compactor to write a snapshot', async () => {
+      const out = await client.send(new ListObjectsV2Command({ Bucket: 'shared' }));
+      return (out.Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith('_cluster/manifest/manifest-snapshot.json'));
+    }, 5000);
+    const readSnapshot = async () => JSON.parse(await (await client.send(new GetObjectCommand({ Bucket: 'shared', Key: key }))).Body!.transformToString()) as { revision: number; files: unknown[] };
+    const applied = (await json(compactor, 'GET', '/api/v1/cluster')).body.manifest_revision as number;
+    const old = await until('the snapshot to reach the compactor\'s revision', async () => {
+      const snap = await readSnapshot();
+      return snap.revision >= applied ? snap : null;
+    }, 5000);
+    // From the snapshot: the late node loads it, then replays what came after (nothing, or little).
+    const s1 = await startServer({ env: envFor('r4', 'reader') });
+    extra.push(s1);
+    expect(s1.output()).toMatch(/shared manifest loaded.*from=snapshot/);
+    expect(await count(s1, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(31);
+    // New changes, then etcd's history compacted past the old snapshot, which is put back: the joining
+    // node's watch from its revision is refused, and it loads the manifest whole from etcd.
+    await writeLines(writer, 'metrics', [`cpu,host=snap v=2000 ${ns(H0 + 3_200_000)}`]);
+    await flush(writer);
+    await until('the reader to see it', async () => (await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')) === 32, 5000);
+    const etcdClient = await connectEtcd(etcd.endpoints, 5000);
+    const { revision } = await etcdClient.getPrefix('/svc/v1/manifest/manifest/files/', { limit: 1 });
+    await etcdClient.compact(revision);
+    await Bun.sleep(700); // the compactor's next snapshot tick, so it does not overwrite what is put back
+    await client.send(new PutObjectCommand({ Bucket: 'shared', Key: key, Body: JSON.stringify(old) }));
+    const s2 = await startServer({ env: envFor('r5', 'reader') });
+    extra.push(s2);
+    await until('the compacted history to be noticed', async () => /compacted past this node/.test(s2.output()), 5000);
+    await until('the fallback reader to see every row', async () => (await count(s2, 'SELECT count(*) AS n FROM metrics.cpu')) === 32, 5000);
+    // A snapshot that is not JSON is ignored.
+    await client.send(new PutObjectCommand({ Bucket: 'shared', Key: key, Body: 'not json' }));
+    const s3node = await startServer({ env: envFor('r6', 'reader') });
+    extra.push(s3node);
+    expect(s3node.output()).toMatch(/manifest snapshot is not valid JSON/);
+    expect(await count(s3node, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(32);
+    client.destroy();
+  }, 90_000);
+
   test('with query_gate_on_catchup a reader behind the manifest head answers queries 503 until it has applied it', async () => {
     const gated = await startServer({ env: { ...envFor('r3', 'reader'), SVC_CLUSTER_QUERY_GATE_ON_CATCHUP: 'true' } });
     extra.push(gated);
-    expect(await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(31);
+    expect(await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(32);
     // The head moves past anything the reader can apply (only a manifest change carries it along).
     const client = await connectEtcd(etcd.endpoints, 5000);
     await client.put('/svc/v1/manifest/manifest/head', '');
@@ -155,12 +196,12 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     expect(behind.headers.get('retry-after')).toBe('1');
     expect(behind.body.error).toContain('has not caught up');
     // Readers without the gate answer as before; so do the gated reader's other routes.
-    expect(await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(31);
+    expect(await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(32);
     expect((await json(gated, 'GET', '/api/v1/cluster')).status).toBe(200);
     // The next manifest change (a flush on the writer) is applied, and with it the head.
     await writeLines(writer, 'metrics', [`cpu,host=gate v=1000 ${ns(H0 + 3_100_000)}`]);
     await flush(writer);
-    await until('the gated reader to catch up', async () => (await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')) === 32, 5000);
+    await until('the gated reader to catch up', async () => (await count(gated, 'SELECT count(*) AS n FROM metrics.cpu')) === 33, 5000);
   }, 60_000);
 
   test('quorum lost: writes are refused with 503, not acknowledged; once it is back every acknowledged row is stored once', async () => {

@@ -9,5 +9,6 @@ export { ROLES, STATES, observedState, type NodeRecord, type NodeState, type Rol
 export { ClusterNode, connectEtcd, type ClusterSettings } from './cluster-node.ts';
 export { defaultAdvertiseUrl, openCluster, type ClusterConfig } from './start-cluster.ts';
 export { SharedManifest } from './shared-manifest.ts';
+export { ManifestSnapshots, snapshotKey } from './manifest-snapshot.ts';
 export { ReplicatedMetadata } from './replicated-metadata.ts';
 export { destinationOf, type Destination } from './request-routing.ts';

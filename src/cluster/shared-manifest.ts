@@ -9,6 +9,7 @@ import { AppError } from '../lib/errors.ts';
 import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
 import { watch, type Watch } from './etcd/watch.ts';
 import type { WatchEvent } from './etcd/wire.ts';
+import { manifestEpoch, type ManifestSnapshots } from './manifest-snapshot.ts';
 
 interface Log {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -22,6 +23,8 @@ const MAX_OPS = 100;
 const PAGE = 500;
 /** How long a committing node waits for its own change to come back through the watch. */
 const APPLY_WAIT_MS = 10_000;
+/** How long a node started from a snapshot waits to replay the changes after it before serving. */
+const REPLAY_WAIT_MS = 30_000;
 
 /** The shared manifest of one cluster; see the file comment. */
 export class SharedManifest implements ManifestJournal {
@@ -29,6 +32,9 @@ export class SharedManifest implements ManifestJournal {
   private readonly waiters = new Set<{ revision: number; resolve: () => void }>();
   private w: Watch | null = null;
   private closed = false;
+  private epoch: string | null = null;
+  private snapshotTimer: ReturnType<typeof setInterval> | null = null;
+  private snapshotRevision = 0;
 
   constructor(
     private readonly client: EtcdClient,
@@ -37,6 +43,8 @@ export class SharedManifest implements ManifestJournal {
     private readonly log: Log,
     /** The comparison that fences this node's registrations (its writer leadership), when it has one. */
     private readonly fence: () => Compare | null = () => null,
+    /** Snapshots in the bucket (cluster.manifest_snapshot_interval > 0). */
+    private readonly snapshots: ManifestSnapshots | null = null,
   ) {}
 
   private get root(): string {
@@ -74,21 +82,31 @@ export class SharedManifest implements ManifestJournal {
     return this.applied;
   }
 
-  /** Loads the whole manifest at one revision into the local copy, then follows changes from there. */
+  /**
+   * Loads the manifest into the local copy (from the bucket's snapshot plus the changes after it, or
+   * whole from etcd at one revision), then follows changes from there.
+   */
   async start(): Promise<void> {
-    await this.load();
+    await this.load(true);
   }
 
-  private async load(): Promise<void> {
-    const files: ManifestFile[] = [];
+  private async load(useSnapshot: boolean): Promise<void> {
+    if (this.snapshots) this.epoch ??= await manifestEpoch(this.client, this.prefix);
+    const snapshot = useSnapshot && this.snapshots && this.epoch ? await this.snapshots.read(this.epoch) : null;
+    let files: ManifestFile[] = [];
     let revision = 0;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.client.getPrefix(this.root, { limit: PAGE, ...(revision ? { revision } : {}), ...(after !== undefined ? { startAfter: after } : {}) });
-      revision ||= page.revision;
-      for (const kv of page.kvs) files.push(JSON.parse(kv.value) as ManifestFile);
-      if (!page.more || page.kvs.length === 0) break;
-      after = page.kvs[page.kvs.length - 1]!.key;
+    if (snapshot) {
+      files = snapshot.files;
+      revision = snapshot.revision;
+    } else {
+      let after: string | undefined;
+      for (;;) {
+        const page = await this.client.getPrefix(this.root, { limit: PAGE, ...(revision ? { revision } : {}), ...(after !== undefined ? { startAfter: after } : {}) });
+        revision ||= page.revision;
+        for (const kv of page.kvs) files.push(JSON.parse(kv.value) as ManifestFile);
+        if (!page.more || page.kvs.length === 0) break;
+        after = page.kvs[page.kvs.length - 1]!.key;
+      }
     }
     this.local.reset(files);
     this.advance(revision);
@@ -98,11 +116,49 @@ export class SharedManifest implements ManifestJournal {
       onEvents: (events, rev) => this.apply(events, rev),
       onCompacted: (compacted) => {
         this.log.warn('the shared manifest history was compacted past this node; loading it again', { compacted });
-        void this.load().catch((err: Error) => this.log.error('cannot load the shared manifest', { error: err.message }));
+        void this.load(false).catch((err: Error) => this.log.error('cannot load the shared manifest', { error: err.message }));
       },
       onError: (err) => this.log.warn('shared manifest watch interrupted; resuming', { error: err.message }),
     });
-    this.log.info('shared manifest loaded', { files: files.length, revision });
+    if (snapshot) {
+      // Serve only once the changes after the snapshot are applied (the head is the last change).
+      const { head } = await this.catchUp();
+      if (!(await this.appliedWithin(head, REPLAY_WAIT_MS))) this.log.warn('changes after the manifest snapshot not replayed in time; serving while they arrive', { snapshot: revision, head });
+    }
+    this.log.info('shared manifest loaded', { files: files.length, revision, from: snapshot ? 'snapshot' : 'etcd', applied: this.applied });
+  }
+
+  /**
+   * Writes a snapshot every `intervalMs` while `shouldWrite()` holds (the active compactor) and the
+   * copy has changed since the last one.
+   */
+  startSnapshots(intervalMs: number, shouldWrite: () => boolean): void {
+    if (!this.snapshots || intervalMs <= 0) return;
+    const snapshots = this.snapshots;
+    this.snapshotTimer = setInterval(() => {
+      if (!shouldWrite() || !this.epoch || this.applied <= this.snapshotRevision) return;
+      // The copy and its revision are read in one turn: no watch event lands between them.
+      const revision = this.applied;
+      const files = this.local.listAll();
+      snapshots.write(this.epoch, revision, files).then(
+        () => (this.snapshotRevision = revision),
+        (err: Error) => this.log.warn('cannot write the manifest snapshot; retried at the next interval', { error: err.message }),
+      );
+    }, intervalMs);
+    this.snapshotTimer.unref?.();
+  }
+
+  /** True once the copy has applied `revision`, false after `timeoutMs`. */
+  private async appliedWithin(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.applied >= revision) return true;
+    let waiter!: { revision: number; resolve: () => void };
+    const done = new Promise<void>((resolve) => (waiter = { revision, resolve }));
+    this.waiters.add(waiter);
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    if (timer) clearTimeout(timer);
+    this.waiters.delete(waiter);
+    return this.applied >= revision;
   }
 
   private apply(events: WatchEvent[], revision: number): void {
@@ -122,18 +178,12 @@ export class SharedManifest implements ManifestJournal {
   }
 
   private async appliedUpTo(revision: number, removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
-    if (this.applied >= revision) return;
-    let waiter!: { revision: number; resolve: () => void };
-    const done = new Promise<void>((resolve) => (waiter = { revision, resolve }));
-    this.waiters.add(waiter);
-    const timedOut = await Promise.race([done.then(() => false), Bun.sleep(APPLY_WAIT_MS).then(() => true)]);
-    this.waiters.delete(waiter);
+    if (await this.appliedWithin(revision, APPLY_WAIT_MS)) return;
     // Committed in etcd whatever happens here: never report failure. Apply directly; the watch repeats it harmlessly.
-    if (timedOut && this.applied < revision) {
-      this.log.warn('own manifest change not seen through the watch in time; applied directly', { revision });
-      this.local.applyRemote(removed, added);
-    }
+    this.log.warn('own manifest change not seen through the watch in time; applied directly', { revision });
+    this.local.applyRemote(removed, added);
   }
+
 
   /** Commits a change in etcd (refused when a file it removes is no longer registered, or the fence fails). */
   async commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
@@ -167,6 +217,7 @@ export class SharedManifest implements ManifestJournal {
   /** Stops following changes. */
   close(): void {
     this.closed = true;
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     this.w?.close();
     for (const w of this.waiters) w.resolve();
   }

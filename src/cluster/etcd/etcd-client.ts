@@ -150,6 +150,11 @@ export class EtcdClient {
     return Number(r.deleted ?? 0);
   }
 
+  /** Discards the history before `revision` (watches from older revisions are then told so). */
+  async compact(revision: number): Promise<void> {
+    await this.call('/v3/kv/compaction', { revision: String(revision), physical: true }, z.object({}).loose());
+  }
+
   /** Runs `success` when every comparison holds, else `failure`, atomically. */
   async txn(compare: Compare[], success: Op[], failure: Op[] = []): Promise<TxnResult> {
     const r = await this.call('/v3/kv/txn', { compare: compare.map(compareJson), success: success.map(opJson), failure: failure.map(opJson) }, txnSchema);

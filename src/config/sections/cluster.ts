@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, duration, list, oneOf, str } from '../fields.ts';
+import { bool, duration, list, oneOf, secret, str } from '../fields.ts';
 
 /** [cluster]: several svc processes over one bucket, coordinated by etcd. */
 export const clusterSection = z.object({
@@ -10,11 +10,12 @@ export const clusterSection = z.object({
   etcd_endpoints: list(['http://127.0.0.1:2379'], 'etcd client URLs (comma-separated in the environment)'),
   etcd_prefix: str('', 'Key prefix of this cluster in etcd (empty: /svc/v1/<name>)'),
   advertise_url: str('', "This node's HTTP URL as other nodes reach it, for forwarded requests (empty: http://<host>:<port>)"),
-  shared_secret: str('', 'Authenticates requests forwarded between nodes; the same on every node'),
+  shared_secret: secret('', 'Authenticates requests forwarded between nodes; the same on every node'),
   heartbeat_interval: duration('1s', 'How often a node renews its membership in etcd'),
   failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor stops heartbeating'),
   failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
   failover_cooldown: duration('60s', 'Delays a failover away from a node elected less than this long ago'),
   file_grace_period: duration('5m', 'How long a replaced data file stays in the bucket, so queries already running on other nodes still read it'),
+  manifest_snapshot_interval: duration('5m', 'How often the active compactor writes a snapshot of the file manifest to the bucket, so joining nodes replay only later changes (0: never)'),
   query_gate_on_catchup: bool(false, 'A reader answers queries 503 until its manifest has caught up with etcd'),
 });
