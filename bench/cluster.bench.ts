@@ -3,17 +3,19 @@
  * queries against a standalone server on s3rver and against a cluster on s3rver (a writer taking the
  * writes, a reader answering the queries, three etcd members), in one run. Prints ingest lines/s and
  * query latency (median of repeated calls) side by side with the ratio and the difference.
- * Env: BENCH_SECONDS (ingest time per side, default 8), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
- * (calls per query, default 60). Needs etcd (Debian etcd-server) on PATH.
+ * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
+ * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the turns. Needs etcd (Debian etcd-server) on PATH.
  */
 import { startEtcd } from '../tests/helpers/etcd.ts';
 import { startS3rver } from '../tests/helpers/s3rver.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const QUERIES = Number(process.env.BENCH_QUERIES ?? 60);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
 const LINES = 5000;
+/** Alternating turns per side (each turn: BENCH_SECONDS of ingest, BENCH_QUERIES calls per query). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 function body(batch: number): string {
   const t0 = Date.UTC(2024, 0, 1) + batch * LINES;
@@ -60,30 +62,37 @@ const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SE
 const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'clus'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number }> = {};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
-  const solo = await startServer({ env: { ...s3.env('solo'), ...common } });
-  const soloRate = await ingest(solo);
-  await solo.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
-  const soloQ = Object.fromEntries(await Promise.all(Object.entries(SQL).map(async ([k, q]) => [k, await latency(solo, q)] as const)));
-  await solo.cleanup();
-
+  // Both set-ups run side by side and take turns, so drift in the machine's load hits both alike.
   const cl = (id: string, role: string) => ({ ...s3.env('clus'), ...common, SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_NODE_ID: id, SVC_CLUSTER_ROLE: role, SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(',') });
-  const [writer, reader] = await Promise.all([startServer({ env: cl('w', 'writer') }), startServer({ env: cl('r', 'reader') })]);
+  const [solo, writer, reader] = await Promise.all([startServer({ env: { ...s3.env('solo'), ...common } }), startServer({ env: cl('w', 'writer') }), startServer({ env: cl('r', 'reader') })]);
   await Bun.sleep(1500); // the writer wins its election
-  const clusterRate = await ingest(writer);
+  const soloRates: number[] = [];
+  const clusterRates: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    soloRates.push(await ingest(solo));
+    clusterRates.push(await ingest(writer));
+  }
+  await solo.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await writer.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
-  const clusterQ: Record<string, number> = {};
-  for (const [k, q] of Object.entries(SQL)) clusterQ[k] = await latency(reader, q);
-  await Promise.all([writer.cleanup(), reader.cleanup()]);
-
-  results['ingest (lines/s)'] = { solo: soloRate, cluster: clusterRate };
-  for (const k of Object.keys(SQL)) results[`query ${k} (ms, median)`] = { solo: soloQ[k]!, cluster: clusterQ[k]! };
+  results['ingest (lines/s)'] = { solo: median(soloRates), cluster: median(clusterRates) };
+  for (const [k, q] of Object.entries(SQL)) {
+    const soloMs: number[] = [];
+    const clusterMs: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      soloMs.push(await latency(solo, q));
+      clusterMs.push(await latency(reader, q));
+    }
+    results[`query ${k} (ms, median)`] = { solo: median(soloMs), cluster: median(clusterMs) };
+  }
+  await Promise.all([solo.cleanup(), writer.cleanup(), reader.cleanup()]);
 } finally {
   await Promise.all([etcd.stop(), s3.close()]);
 }
 
-console.log(`\nbench:cluster — ${SECONDS}s of ingest per side, ${CONCURRENCY} connections, ${LINES}-line bodies; ${QUERIES} calls per query\n`);
+console.log(`\nbench:cluster — ${ROUNDS} alternating turns per side of ${SECONDS}s of ingest, ${CONCURRENCY} connections, ${LINES}-line bodies; ${QUERIES} calls per query\n`);
 console.log('| measure | standalone | cluster | ratio | difference |');
 console.log('|---|---:|---:|---:|---:|');
 for (const [k, v] of Object.entries(results)) {
