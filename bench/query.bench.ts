@@ -18,7 +18,7 @@
  * The last column of the query table is the cost of query management and governance: the same query
  * on a second server with both switched off.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, resultChunks, type DuckDBConnection } from '../src/duckdb/index.ts';
@@ -236,7 +236,9 @@ async function main(): Promise<void> {
     // 3 teams with 20 roles. A second server on the same files runs with query management and governance off.
     const governed = process.env.BENCH_RBAC === '1' ? await narrowedToken(s, 'bench-narrowed') : await governedToken(s);
     offDir = mkdtempSync(join(tmpdir(), 'svc-query-bench-off-'));
-    off = await startServer({ dir: offDir, env: { SVC_QUERY_TIMEOUT: '600s', SVC_STORAGE_LOCAL_PATH: root, SVC_QUERY_MANAGEMENT_ENABLED: 'false', SVC_GOVERNANCE_ENABLED: 'false' } });
+    // A copy of the files (the storage lock allows one server per storage), rebuilt into its manifest at start.
+    cpSync(join(root, 'bench'), join(offDir, 'data', 'svc', 'bench'), { recursive: true });
+    off = await startServer({ dir: offDir, env: { SVC_QUERY_TIMEOUT: '600s', SVC_QUERY_MANAGEMENT_ENABLED: 'false', SVC_GOVERNANCE_ENABLED: 'false' } });
     const end = new Date(START + 24 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const lastHour = new Date(START + 23 * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
     const cases: { name: string; sql: string; route?: string; rows?: number; target: string }[] = [
