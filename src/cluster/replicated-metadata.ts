@@ -22,6 +22,7 @@ export class ReplicatedMetadata {
   private timer: ReturnType<typeof setInterval> | null = null;
   private draining: Promise<void> | null = null;
   private again = false;
+  private closed = false;
 
   constructor(
     private readonly client: EtcdClient,
@@ -55,6 +56,16 @@ export class ReplicatedMetadata {
       for (let i = 0; i < ops.length; i += MAX_OPS) await this.client.txn([], ops.slice(i, i + MAX_OPS));
       this.log.info('seeded the cluster metadata from this node', { rows: ops.length });
     }
+    await this.load(true);
+    this.timer = setInterval(() => void this.drain().catch(() => undefined), 200);
+  }
+
+  /**
+   * Replaces this node's replicated rows with etcd's, then follows changes. A reload (the watch's
+   * history was compacted away) first sends what this node changed meanwhile.
+   */
+  private async load(initial: boolean): Promise<void> {
+    if (!initial) await this.drain().catch(() => undefined);
     const byTable = new Map<string, ReplicatedRow[]>(this.store.tables.map((t) => [t.table, []]));
     let revision = 0;
     let after: string | undefined;
@@ -69,9 +80,13 @@ export class ReplicatedMetadata {
       this.store.replaceAll(table, rows);
       this.onApplied(table);
     }
-    // What was captured before the load is now etcd's state, not a change to send.
-    const captured = this.store.outbox(1_000_000);
-    if (captured.length) this.store.sent(captured[captured.length - 1]!.seq);
+    if (initial) {
+      // What was captured before the first load is now etcd's state, not a change to send.
+      const captured = this.store.outbox(1_000_000);
+      if (captured.length) this.store.sent(captured[captured.length - 1]!.seq);
+    }
+    this.w?.close();
+    if (this.closed) return;
     this.w = watch(this.client, this.root, { prefix: true, fromRevision: revision + 1 }, {
       onEvents: (events) => {
         const touched = new Set<string>();
@@ -83,10 +98,12 @@ export class ReplicatedMetadata {
         }
         for (const t of touched) this.onApplied(t);
       },
-      onCompacted: () => this.log.warn('metadata watch fell behind etcd compaction; restart the node to reload'),
+      onCompacted: (compacted) => {
+        this.log.warn('the metadata watch fell behind etcd compaction; loading the metadata again', { compacted });
+        void this.load(false).catch((err: Error) => this.log.warn('cannot load the cluster metadata', { error: err.message }));
+      },
       onError: (err) => this.log.warn('metadata watch interrupted; resuming', { error: err.message }),
     });
-    this.timer = setInterval(() => void this.drain().catch(() => undefined), 200);
   }
 
   /** Sends every captured local change to etcd; resolves once they are there (throws if etcd refuses). */
@@ -125,6 +142,7 @@ export class ReplicatedMetadata {
 
   /** Stops following and sending (a last send first). */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.drain().catch(() => undefined);
     this.w?.close();
