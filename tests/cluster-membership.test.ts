@@ -5,6 +5,7 @@
  * leave, the removal of a dead node's record, and the startup errors of a cluster that cannot work.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { connectEtcd } from '../src/cluster/index.ts';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
@@ -247,6 +248,23 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     expect(r.body.writer).toBe('writer-1');
     await etcd.start(leader);
   }, 60_000);
+
+  test("etcd's history compacted past a node's watch: the node reloads its metadata and replication goes on", async () => {
+    const client = await connectEtcd(etcd.endpoints, 5000);
+    const revision = await client.put('/svc/v1/itest/compaction-probe', 'x');
+    await client.compact(revision);
+    // Every member restarts in turn, so every watch stream breaks and resumes from a revision now compacted away.
+    for (const m of etcd.members.map((x) => x.name)) {
+      await etcd.kill(m);
+      await Bun.sleep(300);
+      await etcd.start(m);
+    }
+    await until('the reader to reload its metadata', async () => /loading the metadata again/.test(nodes.reader!.output()), 20_000);
+    const created = await nodes.writer!.fetch('/api/v1/auth/tokens', { method: 'POST', body: JSON.stringify({ name: 'after-compaction', permissions: ['read'] }), headers: { 'content-type': 'application/json' } });
+    expect(created.status).toBe(201);
+    const { token } = (await created.json()) as { token: string };
+    await until('the new token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 5000);
+  }, 90_000);
 
   test('startup errors: local storage with clustering, and etcd that cannot be reached, exit 2 with one line', async () => {
     const local = await startServer({ env: { SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints[0]! }, waitReady: false }).catch((e: Error) => e);
