@@ -144,6 +144,14 @@ export class S3Backend implements RemoteBackend {
     } catch (err) {
       // HeadBucket has no body: a 404 is the bucket itself missing.
       if (s3Status(err) === 404) throw storageError('open bucket', this.location, { code: 'NoSuchBucket', credentials: null, reachable: true }, new Error('the bucket does not exist'));
+      // A refused HEAD carries no reason; a one-key listing is refused the same way but says why (InvalidAccessKeyId, ...).
+      if (s3Status(err) === 403) {
+        try {
+          await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, MaxKeys: 1 }));
+        } catch (reason) {
+          throw s3Error('open bucket', this.location, reason);
+        }
+      }
       throw s3Error('open bucket', this.location, err);
     }
   }

@@ -28,7 +28,7 @@ interface SdkFailure {
 export function s3Code(err: unknown): string {
   const e = (err ?? {}) as SdkFailure;
   if (e.Code) return e.Code;
-  if (e.name && e.name !== 'Error' && e.name !== 'UnknownError') return e.name;
+  if (e.name && e.name !== 'Error' && e.name !== 'UnknownError' && e.name !== 'Unknown') return e.name;
   if (typeof e.code === 'string') return e.code;
   const status = e.$metadata?.httpStatusCode;
   return status ? `HTTP ${status}` : 'Error';
