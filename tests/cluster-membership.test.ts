@@ -263,7 +263,11 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     const created = await nodes.writer!.fetch('/api/v1/auth/tokens', { method: 'POST', body: JSON.stringify({ name: 'after-compaction', permissions: ['read'] }), headers: { 'content-type': 'application/json' } });
     expect(created.status).toBe(201);
     const { token } = (await created.json()) as { token: string };
-    await until('the new token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 5000);
+    await until('the new token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 5000).catch((err: Error) => {
+      // The reader's metadata log lines say where the reload stopped.
+      const lines = nodes.reader!.output().split('\n').filter((l) => /metadata/.test(l));
+      throw new Error(`${err.message}; reader log:\n${lines.slice(-15).join('\n')}`);
+    });
   }, 90_000);
 
   test('startup errors: local storage with clustering, and etcd that cannot be reached, exit 2 with one line', async () => {

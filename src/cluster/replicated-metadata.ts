@@ -8,6 +8,7 @@
 import type { ReplicatedRow, ReplicationStore } from '../catalog/index.ts';
 import type { EtcdClient, Op } from './etcd/etcd-client.ts';
 import { watch, type Watch } from './etcd/watch.ts';
+import { keepTrying } from './keep-trying.ts';
 
 interface Log {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -100,7 +101,7 @@ export class ReplicatedMetadata {
       },
       onCompacted: (compacted) => {
         this.log.warn('the metadata watch fell behind etcd compaction; loading the metadata again', { compacted });
-        void this.load(false).catch((err: Error) => this.log.warn('cannot load the cluster metadata', { error: err.message }));
+        void keepTrying('load the cluster metadata', () => this.load(false), () => this.closed, (m, f) => this.log.warn(m, f));
       },
       onError: (err) => this.log.warn('metadata watch interrupted; resuming', { error: err.message }),
     });

@@ -7,6 +7,7 @@
 import type { FileManifestStore, ManifestFile, ManifestJournal } from '../catalog/index.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
+import { keepTrying } from './keep-trying.ts';
 import { watch, type Watch } from './etcd/watch.ts';
 import type { WatchEvent } from './etcd/wire.ts';
 import { manifestEpoch, type ManifestSnapshots } from './manifest-snapshot.ts';
@@ -116,7 +117,7 @@ export class SharedManifest implements ManifestJournal {
       onEvents: (events, rev) => this.apply(events, rev),
       onCompacted: (compacted) => {
         this.log.warn('the shared manifest history was compacted past this node; loading it again', { compacted });
-        void this.load(false).catch((err: Error) => this.log.error('cannot load the shared manifest', { error: err.message }));
+        void keepTrying('load the shared manifest', () => this.load(false), () => this.closed, (m, f) => this.log.warn(m, f));
       },
       onError: (err) => this.log.warn('shared manifest watch interrupted; resuming', { error: err.message }),
     });
