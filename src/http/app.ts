@@ -7,6 +7,7 @@ import type { Readiness } from '../lib/readiness.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { AppEnv } from './context.ts';
 import { errorHandler } from './errors.ts';
+import { openApiDocument } from './openapi.ts';
 import { auditTrail } from './middleware/audit.ts';
 import { authenticate } from './middleware/auth.ts';
 import { authorize } from './middleware/authorize.ts';
@@ -69,6 +70,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   }
 
   app.route('/', healthRoutes(deps));
+  // Built at the first request, once every router is mounted.
+  let doc: Record<string, unknown> | null = null;
+  app.get('/openapi.json', (c) => c.json((doc ??= openApiDocument(app.routes))));
   app.route('/api/v1/auth', authRoutes(deps.tokens));
   app.route('/api/v1/rbac', rbacRoutes(deps.rbac, deps.authorizer));
   for (const [base, router] of deps.routers ?? []) app.route(base, router);

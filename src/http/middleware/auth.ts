@@ -9,6 +9,7 @@ export function isPublicRoute(method: string, path: string): boolean {
   return (
     path === '/health' ||
     path === '/ready' ||
+    path === '/openapi.json' ||
     path === '/metrics' ||
     path === '/api/v1/auth/verify' ||
     path === '/api/v1/metrics' ||

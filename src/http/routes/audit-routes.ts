@@ -8,7 +8,7 @@ import { requireAdmin } from '../middleware/auth.ts';
 import { wholeNumberParam } from '../query-params.ts';
 import { timeParam } from '../time-param.ts';
 
-const logParams = z
+export const logParams = z
   .object({
     limit: wholeNumberParam(1, 1000).default(100),
     since: z.string().optional(),

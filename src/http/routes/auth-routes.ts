@@ -8,14 +8,14 @@ import { requireAdmin } from '../middleware/auth.ts';
 const tokenName = z.string().trim().min(1, 'name must not be empty').max(128);
 const permissions = z.array(z.enum(PERMISSIONS));
 
-const createBody = z.strictObject({
+export const createBody = z.strictObject({
   name: tokenName,
   description: z.string().max(1024).optional(),
   is_admin: z.boolean().optional(),
   permissions: permissions.optional(),
 });
 
-const patchBody = z.strictObject({
+export const patchBody = z.strictObject({
   name: tokenName.optional(),
   description: z.string().max(1024).optional(),
   is_admin: z.boolean().optional(),

@@ -21,14 +21,14 @@ import { readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 
-const filesQuery = z.object({
+export const filesQuery = z.object({
   database: z.string().optional(),
   measurement: z.string().optional(),
   limit: z.coerce.number().int().min(1, 'limit must be between 1 and 1000').max(1000, 'limit must be between 1 and 1000').default(100),
   after: z.string().optional(),
 });
 
-const nodeFilter = z.object({
+export const nodeFilter = z.object({
   role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` }).optional(),
   state: z.enum(STATES, { error: `state must be one of ${STATES.join(', ')}` }).optional(),
 });

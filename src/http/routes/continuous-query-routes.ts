@@ -9,7 +9,7 @@ import { callerOf, historyLimit, idParam } from './lifecycle-params.ts';
 
 const instant = z.union([z.string(), z.number()]);
 /** Execute: optional window (`start_time`/`end_time`, or `start`/`end`: RFC 3339 or epoch ms; both or neither) and `dry_run`. */
-const executeBody = z.strictObject({
+export const executeBody = z.strictObject({
   start_time: instant.optional(),
   end_time: instant.optional(),
   start: instant.optional(),

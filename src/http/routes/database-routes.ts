@@ -5,7 +5,7 @@ import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin, requirePermission } from '../middleware/auth.ts';
 
-const createBody = z.object({ name: z.string({ error: 'name is required' }) });
+export const createBody = z.object({ name: z.string({ error: 'name is required' }) });
 
 /** /api/v1/databases: list, create, get, list measurements, drop (admin, delete.enabled, ?confirm=true). */
 export function databaseRoutes(databases: DatabaseService) {

@@ -6,7 +6,7 @@ import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
 
-const deleteBody = z.object({
+export const deleteBody = z.object({
   database: z.string({ error: 'database is required' }),
   measurement: z.string({ error: 'measurement is required' }),
   where: z.string({ error: 'where is required (a condition such as "host = \'a\' AND time < \'2024-01-01\'")' }),

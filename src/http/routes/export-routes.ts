@@ -10,7 +10,7 @@ import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
 import { queryOrigin } from '../query-origin.ts';
 
-const exportBody = z.object({
+export const exportBody = z.object({
   sql: z.string().trim().min(1, 'sql is required: send {"sql": "SELECT ...", "format": "csv"}'),
   format: z.enum(EXPORT_FORMATS),
   filename: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'filename: letters, digits, dot, underscore and hyphen only').optional(),

@@ -27,7 +27,7 @@ const PRECISIONS: Record<string, Precision> = { ns: 'ns', n: 'ns', us: 'us', u: 
 const name = z.string().min(1);
 const common = { db: z.string().optional(), measurement: name };
 const timeOptions = { time_column: name.default('time'), time_format: z.enum(TIME_FORMATS).optional() };
-const csvQuery = z.object({
+export const csvQuery = z.object({
   ...common,
   ...timeOptions,
   delimiter: z
@@ -38,13 +38,13 @@ const csvQuery = z.object({
     .refine((d) => [...d].length === 1 && d !== '"' && d !== '\n' && d !== '\r', 'must be one character other than a quote or a line break'),
   skip_rows: wholeNumberParam(0, 1_000_000).optional(),
 });
-const parquetQuery = z.object({ ...common, ...timeOptions });
+export const parquetQuery = z.object({ ...common, ...timeOptions });
 const precision = z
   .string()
   .default('ns')
   .transform((p, ctx) => PRECISIONS[p] ?? (ctx.addIssue({ code: 'custom', message: `unknown precision '${p}' (use ns, us, ms or s)` }), 'ns'));
-const lpQuery = z.object({ db: z.string().optional(), precision });
-const tleQuery = z.object({ db: z.string().optional(), measurement: name.default('tle') });
+export const lpQuery = z.object({ db: z.string().optional(), precision });
+export const tleQuery = z.object({ db: z.string().optional(), measurement: name.default('tle') });
 
 /** 413 before reading when the declared length is over the limit; bodies without a length are counted while spooled. */
 function declaredLimit(maxBytes: number): MiddlewareHandler<AppEnv> {

@@ -42,7 +42,7 @@ interface Counts {
 
 /** InfluxDB clients send 1.x spellings (`n`, `u`); hours and minutes have no precision here. */
 const PRECISION_ALIASES: Record<string, Precision> = { ns: 'ns', n: 'ns', us: 'us', u: 'us', 'µs': 'us', ms: 'ms', s: 's' };
-const precisionQuery = z
+export const precisionQuery = z
   .object({
     precision: z
       .string()

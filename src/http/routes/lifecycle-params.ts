@@ -13,7 +13,7 @@ export function idParam(c: Context, what: string): number {
   return Number(raw);
 }
 
-const historyParams = z.object({ limit: wholeNumberParam(1, 1000).optional() });
+export const historyParams = z.object({ limit: wholeNumberParam(1, 1000).optional() });
 
 /** `limit` of an executions listing: 1-1000, default 50. */
 export function historyLimit(c: Context): number {

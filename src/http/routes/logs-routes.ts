@@ -6,7 +6,7 @@ import { wholeNumberParam } from '../query-params.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 
-const logsQuery = z.object({
+export const logsQuery = z.object({
   limit: wholeNumberParam(1, 1000).default(100),
   level: z
     .string()

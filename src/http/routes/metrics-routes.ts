@@ -23,7 +23,7 @@ export interface MetricsRouteDeps {
 }
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
-const timeseriesQuery = z.object({ duration_minutes: wholeNumberParam(1, 1440, 'minutes').default(30) });
+export const timeseriesQuery = z.object({ duration_minutes: wholeNumberParam(1, 1440, 'minutes').default(30) });
 
 const now = () => new Date().toISOString();
 

@@ -15,7 +15,7 @@ import { timeParam } from '../time-param.ts';
 /** SQL shown in the list of running queries (GET /queries/:id has it whole). */
 const SHORT_SQL = 200;
 
-const historyParams = z
+export const historyParams = z
   .object({
     limit: wholeNumberParam(1, HISTORY_SIZE).default(50),
     status: z.enum(QUERY_STATUSES).optional(),

@@ -14,7 +14,7 @@ import { database, DATABASE_RULES } from '../middleware/database.ts';
 import { queryOrigin } from '../query-origin.ts';
 
 /** `{sql}` (or `q`, as the hosted variant names it); `format` is accepted and must be json when given. */
-const queryBody = z.object({
+export const queryBody = z.object({
   sql: z.string().optional(),
   q: z.string().optional(),
   format: z.enum(['json']).optional(),
@@ -25,7 +25,7 @@ const queryBody = z.object({
  * (1-100000, default 100), `offset` (default 0), `order` (`desc` newest first, default; or `asc`),
  * `start` (inclusive) and `end` (exclusive): RFC 3339 timestamps or epoch milliseconds.
  */
-const measurementParams = z.object({
+export const measurementParams = z.object({
   database: z.string().optional(),
   db: z.string().optional(),
   limit: z.coerce.number().int().min(1).max(100_000).default(100),

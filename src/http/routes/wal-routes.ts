@@ -51,7 +51,7 @@ import { readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 
-const cleanupQuery = z.object({
+export const cleanupQuery = z.object({
   max_age_hours: z.coerce.number().min(0, 'max_age_hours must be >= 0').max(87_600).default(24),
 });
 

@@ -1,24 +1,15 @@
 /**
- * The OpenAPI 3.1 document of the memory API, served at `GET /openapi.json`. Request bodies and
- * query parameters are generated from the zod schemas the routes check; the operation list is
- * checked against the app's registered routes when the document is built, so a route added without
- * documentation (or documentation of a route that is gone) fails loudly instead of drifting.
+ * The OpenAPI 3.1 document of the memory API, served at `GET /openapi.json`: the catalog of its
+ * operations with the zod schemas the routes check, built by lib/openapi.ts against the app's
+ * registered routes (a route added without documentation, or documentation of a route that is gone,
+ * fails loudly instead of drifting).
  */
 import { z } from 'zod';
+import { openApiDocument as buildDocument, type Operations, type RegisteredRoute } from '../../lib/openapi.ts';
 import { agentCreateSchema, contextSchema, forgetSchema, keyCreateSchema, listQuerySchema, memoryBatchSchema, memoryInputSchema, memoryPatchSchema, searchSchema, sessionCreateSchema, sessionListSchema, sessionUpdateSchema } from './schemas.ts';
 
-/** One documented operation. */
-interface Operation {
-  summary: string;
-  body?: z.ZodType;
-  query?: z.ZodObject;
-  /** Status -> description of the success answer. */
-  ok: Record<number, string>;
-  public?: boolean;
-}
-
 /** Every operation, keyed `METHOD path` with Hono's `:param` syntax. */
-export const OPERATIONS: Record<string, Operation> = {
+export const OPERATIONS: Operations = {
   'GET /health': { summary: 'Liveness: {status, service, uptime}', ok: { 200: 'alive' }, public: true },
   'GET /ready': { summary: 'Readiness: {status, svc} (503 when the time-series service is unreachable)', ok: { 200: 'ready' }, public: true },
   'GET /openapi.json': { summary: 'This document', ok: { 200: 'the OpenAPI 3.1 document' }, public: true },
@@ -48,57 +39,17 @@ export const OPERATIONS: Record<string, Operation> = {
   'DELETE /mcp': { summary: 'Model Context Protocol session end: 405, the server is stateless', ok: { 405: 'always' } },
 };
 
-const jsonSchema = (s: z.ZodType) => {
-  const { $schema: _s, ...rest } = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return rest;
+const INFO = {
+  title: 'svc agent memory service',
+  version: '2.0.0',
+  error: { type: 'object', required: ['error', 'message'], properties: { error: { type: 'string' }, message: { type: 'string' } } },
+  securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, bearer: { type: 'http', scheme: 'bearer' } },
 };
-
-const ERROR = { type: 'object', required: ['error', 'message'], properties: { error: { type: 'string' }, message: { type: 'string' } } };
 
 /**
  * The document for the routes the app registered (`METHOD path` pairs). Throws when a route has no
  * documentation or documentation names a route that does not exist.
  */
-export function openApiDocument(routes: readonly { method: string; path: string }[]): Record<string, unknown> {
-  const registered = new Set<string>();
-  for (const r of routes) {
-    // Middleware (use) registers as ALL; only real methods are operations.
-    if (r.path.endsWith('*') || r.method === 'ALL') continue;
-    registered.add(`${r.method} ${r.path.length > 1 ? r.path.replace(/\/$/, '') : r.path}`);
-  }
-  const documented = new Set(Object.keys(OPERATIONS));
-  const undocumented = [...registered].filter((k) => !documented.has(k));
-  const stale = [...documented].filter((k) => !registered.has(k));
-  if (undocumented.length || stale.length) throw new Error(`OpenAPI document out of step with the routes: undocumented ${undocumented.join(', ') || 'none'}; not routed ${stale.join(', ') || 'none'}`);
-
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const [key, op] of Object.entries(OPERATIONS)) {
-    const [method, path] = key.split(' ') as [string, string];
-    const oaPath = path.replace(/:(\w+)/g, '{$1}');
-    const parameters = [...path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-    if (op.query) {
-      const props = (jsonSchema(op.query).properties ?? {}) as Record<string, unknown>;
-      for (const [name, schema] of Object.entries(props)) parameters.push({ name, in: 'query', required: false, schema: schema as { type: string } });
-    }
-    const responses: Record<string, unknown> = {};
-    for (const [status, description] of Object.entries(op.ok)) responses[status] = { description };
-    responses.default = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-    (paths[oaPath] ??= {})[method.toLowerCase()] = {
-      summary: op.summary,
-      ...(op.public ? { security: [] } : {}),
-      ...(parameters.length ? { parameters } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.body) } } } } : {}),
-      responses,
-    };
-  }
-  return {
-    openapi: '3.1.0',
-    info: { title: 'svc agent memory service', version: '2.0.0' },
-    components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: { Error: ERROR },
-    },
-    security: [{ apiKey: [] }, { bearer: [] }],
-    paths,
-  };
+export function openApiDocument(routes: readonly RegisteredRoute[]): Record<string, unknown> {
+  return buildDocument(INFO, OPERATIONS, routes);
 }

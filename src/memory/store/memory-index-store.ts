@@ -90,14 +90,19 @@ export class MemoryIndexStore {
   match(f: MemoryFilter, ftsQuery: string, cjk: boolean, limit: number): IndexHit[] {
     const t = cjk ? 'memory_fts_cjk' : 'memory_fts';
     const w = whereOf(f);
-    return this.db
+    // CROSS JOIN keeps the full-text index as the outer loop: driven from the (org, agent, time)
+    // index instead, every row would run the MATCH on its own, which is far slower. When the filter
+    // reads only columns of memory_index_rank, the join reads that narrow index, not the wide rows.
+    // bm25() is named once (ORDER BY its alias): it is computed once per matching row.
+    const rows = this.db
       .query<IndexHit, Param[]>(
-        // CROSS JOIN keeps the full-text index as the outer loop: driven from the (org, agent, time)
-        // index instead, every row would run the MATCH on its own, which is far slower.
-        `SELECT i.rowid, i.time_us, i.importance, -bm25(${t}) AS bm25 FROM ${t} CROSS JOIN memory_index i ON i.rowid = ${t}.rowid ` +
-          `WHERE ${t} MATCH ? AND ${w.sql} ORDER BY bm25(${t}), i.time_us DESC LIMIT ?`,
+        `SELECT i.rowid, i.time_us, i.importance, bm25(${t}) AS bm25 FROM ${t} CROSS JOIN memory_index i${w.covered ? ' INDEXED BY memory_index_rank' : ''} ON i.rowid = ${t}.rowid ` +
+          `WHERE ${t} MATCH ? AND ${w.sql} ORDER BY bm25, i.time_us DESC LIMIT ?`,
       )
       .all(ftsQuery, ...w.params, limit);
+    // FTS5's bm25() is lower for better matches; the ranking wants higher is better.
+    for (const r of rows) r.bm25 = -r.bm25;
+    return rows;
   }
 
   /** Full rows by rowid, in the order asked (rowids no longer indexed are left out). */
@@ -119,8 +124,14 @@ export class MemoryIndexStore {
   }
 }
 
-/** The WHERE conditions of a filter over `memory_index i`, with their parameters. */
-function whereOf(f: MemoryFilter): { sql: string; params: Param[] } {
+/** Columns of memory_index held by the memory_index_rank index (memory-db.ts, migration 3). */
+const RANK_COLUMNS = new Set(['org_id', 'agent_id', 'session_id', 'memory_type', 'time_us', 'importance', 'expires_us']);
+
+/**
+ * The WHERE conditions of a filter over `memory_index i`, with their parameters; `covered` when
+ * every column they read is in memory_index_rank.
+ */
+function whereOf(f: MemoryFilter): { sql: string; params: Param[]; covered: boolean } {
   const c: string[] = ['i.org_id = ?'];
   const p: Param[] = [f.orgId];
   const eq = (col: string, v: string | undefined) => {
@@ -170,5 +181,6 @@ function whereOf(f: MemoryFilter): { sql: string; params: Param[] } {
     c.push(`json_type(nullif(i.metadata, ''), ?) = ? AND json_extract(nullif(i.metadata, ''), ?) = ?`);
     p.push(path, typeof value === 'string' ? 'text' : Number.isInteger(value) ? 'integer' : 'real', path, value);
   }
-  return { sql: c.join(' AND '), params: p };
+  const sql = c.join(' AND ');
+  return { sql, params: p, covered: [...sql.matchAll(/\bi\.(\w+)/g)].every((m) => RANK_COLUMNS.has(m[1]!)) };
 }

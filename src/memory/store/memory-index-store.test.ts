@@ -1,0 +1,34 @@
+/**
+ * The full-text match reads the narrow memory_index_rank index when the filter allows it, and the
+ * wide rows otherwise: both ways must give the same matches, scores and order.
+ */
+import { expect, test } from 'bun:test';
+import type { StoredMemory } from '../memory-record.ts';
+import { openMemoryDb } from './memory-db.ts';
+import { MemoryIndexStore } from './memory-index-store.ts';
+
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
+
+function memory(i: number): StoredMemory {
+  const words = Array.from({ length: 3 + (i % 5) }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]!);
+  return {
+    memory_id: `mem_${i}`, org_id: i % 10 === 0 ? 'other' : 'default', agent_id: `agent-${i % 3}`, session_id: null, memory_type: 'episodic', event_type: 'general',
+    content: words.join(' '), metadata: { project: 'apollo' }, tags: [], importance: (i % 10) / 10, dedup_key: `k${i}`, parent_id: null, version: 1,
+    timeUs: 1_700_000_000_000_000 + i * 1_000_000, updatedUs: 1_700_000_000_000_000, expiresUs: i % 17 === 0 ? 1 : 0,
+  };
+}
+
+test('matches through the narrow index equal matches through the wide rows', () => {
+  const store = new MemoryIndexStore(openMemoryDb(':memory:'));
+  store.upsert(Array.from({ length: 300 }, (_, i) => memory(i)));
+  const narrow = store.match({ orgId: 'default', agentId: 'agent-1', aliveAtUs: 10 }, '"beta" OR "epsilon"', false, 50);
+  // Every memory has this metadata: the same rows pass, but the filter now reads a column the narrow index lacks.
+  const wide = store.match({ orgId: 'default', agentId: 'agent-1', aliveAtUs: 10, metadata: { project: 'apollo' } }, '"beta" OR "epsilon"', false, 50);
+  expect(narrow.length).toBe(50);
+  expect(wide).toEqual(narrow);
+  // Best first, as higher-is-better BM25; no other organization, no expired memory.
+  for (let k = 1; k < narrow.length; k++) expect(narrow[k - 1]!.bm25).toBeGreaterThanOrEqual(narrow[k]!.bm25);
+  expect(narrow.every((h) => h.bm25 > 0)).toBe(true);
+  const ids = new Set(store.rows(narrow.map((h) => h.rowid)).map((r) => `${r.org_id}:${r.expires_us}`));
+  expect([...ids]).toEqual(['default:0']);
+});
