@@ -119,7 +119,7 @@ export class SharedWal {
       } catch (err) {
         // The answer was lost, not necessarily the transaction: etcd says whether it holds the key.
         const kv = await this.opts.client.get(key).catch(() => {
-          throw new AppError('unavailable', `cannot tell whether the shared WAL segment was registered (etcd: ${messageOf(err)}); the write may or may not be stored`, { headers: { 'Retry-After': '1' } });
+          throw new AppError('unavailable', `cannot reach an etcd quorum to register the write in the shared WAL (${messageOf(err)}): it is not acknowledged, and may or may not be stored; retry`, { headers: { 'Retry-After': '1' } });
         });
         registered = kv?.value === value;
       }
