@@ -1,6 +1,8 @@
 /**
- * The primary writer's write-ahead log beyond its own disk. Writes wait in a group that is committed
- * every `groupCommitMs`: the group is put into the bucket as one segment object, then registered in
+ * The primary writer's write-ahead log beyond its own disk. Writes wait in a group: a group is
+ * committed at once when no commit is running, else as soon as the running one ends (so writes that
+ * arrive meanwhile share one commit), and at the latest every `groupCommitMs`. A group is put into
+ * the bucket as one segment object, then registered in
  * etcd by a transaction guarded by the writer election (the fence); only then are its writes
  * acknowledged. A flush records the entries it covers in the transaction that registers its files,
  * so a new primary replays exactly the entries no registered file holds. A fenced registration proves
@@ -61,6 +63,7 @@ export class SharedWal {
   readonly keys: SharedWalKeys;
   private pending: Waiting[] = [];
   private committing: Promise<void> | null = null;
+  private kick = false;
   private seq = 0;
   private readonly boot = crypto.randomUUID().slice(0, 8);
   private term = 0;
@@ -74,7 +77,16 @@ export class SharedWal {
 
   /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
   append(database: string, batch: ColumnBatch): Promise<SharedTicket> {
-    return new Promise((resolve, reject) => this.pending.push({ database, batch, resolve, reject }));
+    const ticket = new Promise<SharedTicket>((resolve, reject) => this.pending.push({ database, batch, resolve, reject }));
+    // Writes of one task (a request's batches, concurrent requests) join the same group.
+    if (!this.committing && !this.kick) {
+      this.kick = true;
+      queueMicrotask(() => {
+        this.kick = false;
+        void this.commit();
+      });
+    }
+    return ticket;
   }
 
   /** True while `ticket` was issued in the current primary term (rows of a fenced term are not buffered). */
@@ -98,7 +110,11 @@ export class SharedWal {
     if (this.committing || this.pending.length === 0) return this.committing ?? Promise.resolve();
     const group = this.pending;
     this.pending = [];
-    this.committing = this.commitGroup(group).finally(() => (this.committing = null));
+    this.committing = this.commitGroup(group).finally(() => {
+      this.committing = null;
+      // What arrived during this commit goes next, without waiting for the timer.
+      if (this.pending.length > 0) void this.commit();
+    });
     return this.committing;
   }
 
