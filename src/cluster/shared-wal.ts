@@ -1,7 +1,7 @@
 /**
  * The primary writer's write-ahead log beyond its own disk. Writes wait in a group: a group is
- * committed at once when no commit is running, else as soon as the running one ends (so writes that
- * arrive meanwhile share one commit), and at the latest every `groupCommitMs`. A group is put into
+ * committed at once while fewer than two commits run, else as soon as one ends (so writes that arrive
+ * meanwhile share one commit), and at the latest every `groupCommitMs`. A group is put into
  * the bucket as one segment object, then registered in
  * etcd by a transaction guarded by the writer election (the fence); only then are its writes
  * acknowledged. A flush records the entries it covers in the transaction that registers its files,
@@ -40,6 +40,8 @@ export interface SharedWalOptions {
   log: Log;
 }
 
+/** Commits in flight at once: the next group uploads while the previous one registers. */
+const MAX_COMMITS = 2;
 /** etcd refuses transactions of more than 128 operations by default. */
 const MAX_OPS = 100;
 
@@ -62,7 +64,8 @@ interface Waiting {
 export class SharedWal {
   readonly keys: SharedWalKeys;
   private pending: Waiting[] = [];
-  private committing: Promise<void> | null = null;
+  /** Commits running now (at most MAX_COMMITS: one uploads while another registers). */
+  private readonly committing = new Set<Promise<void>>();
   private kick = false;
   private seq = 0;
   private readonly boot = crypto.randomUUID().slice(0, 8);
@@ -72,18 +75,18 @@ export class SharedWal {
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
-    this.timer = setInterval(() => void this.commit(), opts.groupCommitMs);
+    this.timer = setInterval(() => this.commit(), opts.groupCommitMs);
   }
 
   /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
   append(database: string, batch: ColumnBatch): Promise<SharedTicket> {
     const ticket = new Promise<SharedTicket>((resolve, reject) => this.pending.push({ database, batch, resolve, reject }));
     // Writes of one task (a request's batches, concurrent requests) join the same group.
-    if (!this.committing && !this.kick) {
+    if (this.committing.size < MAX_COMMITS && !this.kick) {
       this.kick = true;
       queueMicrotask(() => {
         this.kick = false;
-        void this.commit();
+        this.commit();
       });
     }
     return ticket;
@@ -101,21 +104,22 @@ export class SharedWal {
 
   /** Resolves once every queued write has been committed or refused. */
   async drain(): Promise<void> {
-    while (this.pending.length > 0 || this.committing) {
-      await (this.committing ?? this.commit());
+    while (this.pending.length > 0 || this.committing.size > 0) {
+      this.commit();
+      await Promise.race(this.committing);
     }
   }
 
-  private commit(): Promise<void> {
-    if (this.committing || this.pending.length === 0) return this.committing ?? Promise.resolve();
+  private commit(): void {
+    if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
     const group = this.pending;
     this.pending = [];
-    this.committing = this.commitGroup(group).finally(() => {
-      this.committing = null;
+    const running: Promise<void> = this.commitGroup(group).finally(() => {
+      this.committing.delete(running);
       // What arrived during this commit goes next, without waiting for the timer.
-      if (this.pending.length > 0) void this.commit();
+      this.commit();
     });
-    return this.committing;
+    this.committing.add(running);
   }
 
   private async commitGroup(group: Waiting[]): Promise<void> {
