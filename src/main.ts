@@ -468,10 +468,16 @@ async function composeServices(
       readiness.phase = 'stopping';
       logger.info('svc stopping', { reason });
       // A primary writer hands over first: queued writes committed, buffers flushed, election resigned.
-      if (cluster && sharedWal) await cluster.handOver(async () => {
-        await sharedWal.drain();
-        await buffers.flushAll(config.server.shutdown_timeout / 2);
-      });
+      const handedOver =
+        cluster && sharedWal
+          ? await cluster.handOver(async () => {
+              await sharedWal.drain();
+              await buffers.flushAll(config.server.shutdown_timeout / 2);
+            })
+          : false;
+      // The listener stays up for two heartbeats, answering "not the primary" (which forwarding nodes
+      // resend to the successor) until every node's view names the successor: no write meets a closed socket.
+      if (handedOver) await Bun.sleep(Math.min(2000, 2 * config.cluster.heartbeat_interval));
       const work = services.stopAll();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });

@@ -238,10 +238,10 @@ export class ClusterNode {
   /**
    * Graceful handover (SIGTERM): stops taking requests of its role (the gate answers a retryable 503
    * that forwarding nodes resend to the next primary), runs `finish` (drain the shared WAL, flush the
-   * buffers), then resigns so a standby takes over at once.
+   * buffers), then resigns so a standby takes over at once. True when this node held the election.
    */
-  async handOver(finish: () => Promise<unknown>): Promise<void> {
-    if (!this.elected || !this.candidacy) return;
+  async handOver(finish: () => Promise<unknown>): Promise<boolean> {
+    if (!this.elected || !this.candidacy) return false;
     this.leading = false;
     try {
       await finish();
@@ -253,6 +253,7 @@ export class ClusterNode {
     this.demote();
     await mine.resign().catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
     this.log.info('handed the election over', { role: this.settings.role });
+    return true;
   }
 
   /** Reads members and leaders now instead of waiting for the next heartbeat. */
