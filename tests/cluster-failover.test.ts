@@ -15,20 +15,11 @@ import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { ns, query } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
+import { waitFor as until } from './helpers/until.ts';
 
 const hasEtcd = etcdAvailable();
 const T0 = Date.UTC(2024, 2, 1);
 const ROWS = 20;
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => null);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** Writes batches through `via` until stopped (bounded: at most `max` batches), recording what was acknowledged. */
 class ClientLoop {
