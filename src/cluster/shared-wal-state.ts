@@ -71,7 +71,12 @@ export async function readSharedWal(client: EtcdClient, keys: SharedWalKeys): Pr
 }
 
 /** True when every entry of a segment is in a registered file. */
-export const fullyCovered = (s: SharedWalState, id: string, entries: number): boolean => (s.covered.get(id)?.size ?? 0) >= entries;
+export function fullyCovered(s: SharedWalState, id: string, entries: number): boolean {
+  const done = s.covered.get(id);
+  if (!done || done.size < entries) return false;
+  for (let i = 0; i < entries; i++) if (!done.has(i)) return false;
+  return true;
+}
 
 /** The put that records `tickets` (those of the shared WAL) as covered, or null when there are none. */
 export function coveredPut(keys: SharedWalKeys, tickets: readonly unknown[]): { key: string; value: string } | null {
