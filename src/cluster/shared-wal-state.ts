@@ -90,38 +90,49 @@ export function coveredPut(keys: SharedWalKeys, tickets: readonly unknown[]): { 
   return any ? { key: keys.covered + crypto.randomUUID(), value: JSON.stringify({ segments }) } : null;
 }
 
-const MAGIC = new TextEncoder().encode('SVCSWAL1');
+const MAGIC = new TextEncoder().encode('SVCSWAL2');
 
-/** A segment object: magic, entry count, then each entry's length and its encoded write. */
+/**
+ * A segment object: magic, then zstd (level 1) of the entry count and each entry's length and encoded
+ * write. Compressed because every byte crosses to the bucket before the write is acknowledged.
+ */
 export function encodeSegment(entries: readonly { database: string; batch: ColumnBatch }[]): Uint8Array {
   const parts = entries.map((e) => encodeBatches(e.database, [e.batch]));
-  const size = MAGIC.length + 4 + parts.reduce((n, p) => n + 4 + p.length, 0);
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  out.set(MAGIC, 0);
-  let at = MAGIC.length;
-  view.setUint32(at, parts.length, true);
-  at += 4;
+  const raw = new Uint8Array(4 + parts.reduce((n, p) => n + 4 + p.length, 0));
+  const view = new DataView(raw.buffer);
+  view.setUint32(0, parts.length, true);
+  let at = 4;
   for (const p of parts) {
     view.setUint32(at, p.length, true);
-    out.set(p, at + 4);
+    raw.set(p, at + 4);
     at += 4 + p.length;
   }
+  const packed = Bun.zstdCompressSync(raw, { level: 1 });
+  const out = new Uint8Array(MAGIC.length + packed.length);
+  out.set(MAGIC, 0);
+  out.set(packed, MAGIC.length);
   return out;
 }
 
 /** The entries of a segment object, in order; throws on an object that is not one. */
 export function decodeSegment(bytes: Uint8Array): { database: string; batches: ColumnBatch[] }[] {
-  if (bytes.length < MAGIC.length + 4 || MAGIC.some((b, i) => bytes[i] !== b)) throw new Error('not a shared WAL segment (bad magic)');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const count = view.getUint32(MAGIC.length, true);
+  if (bytes.length < MAGIC.length || MAGIC.some((b, i) => bytes[i] !== b)) throw new Error('not a shared WAL segment (bad magic)');
+  let raw: Uint8Array;
+  try {
+    raw = Bun.zstdDecompressSync(bytes.subarray(MAGIC.length));
+  } catch (err) {
+    throw new Error(`shared WAL segment truncated or damaged: ${(err as Error).message}`);
+  }
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (raw.length < 4) throw new Error('shared WAL segment truncated: no entry count');
+  const count = view.getUint32(0, true);
   const out: { database: string; batches: ColumnBatch[] }[] = [];
-  let at = MAGIC.length + 4;
+  let at = 4;
   for (let i = 0; i < count; i++) {
-    if (at + 4 > bytes.length) throw new Error(`shared WAL segment truncated at entry ${i} of ${count}`);
+    if (at + 4 > raw.length) throw new Error(`shared WAL segment truncated at entry ${i} of ${count}`);
     const len = view.getUint32(at, true);
-    if (at + 4 + len > bytes.length) throw new Error(`shared WAL segment truncated at entry ${i} of ${count}`);
-    out.push(decodeBatches(bytes.subarray(at + 4, at + 4 + len)));
+    if (at + 4 + len > raw.length) throw new Error(`shared WAL segment truncated at entry ${i} of ${count}`);
+    out.push(decodeBatches(raw.subarray(at + 4, at + 4 + len)));
     at += 4 + len;
   }
   return out;
