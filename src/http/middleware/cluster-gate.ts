@@ -27,6 +27,11 @@ export interface ClusterGateOptions {
   primaryRetryMs?: number;
   /** How long a forwarded write may wait for the primary's answer (a paused primary must not hold writes for ever). */
   primaryTimeoutMs?: number;
+  /**
+   * Bodies up to this size with a declared length (server.max_payload_size) are held, so a write can be
+   * resent to the next primary; larger or unsized ones (imports) stream to the primary once.
+   */
+  maxHeldBodyBytes?: number;
   /** cluster.query_gate_on_catchup: a reader behind the manifest head answers queries 503. */
   gateOnCatchup?: boolean;
 }
@@ -154,7 +159,9 @@ export function clusterGate(node: () => ClusterNode | null, opts: ClusterGateOpt
       const message = `forwarded by ${by}, but this node is not the active ${dest} either; retry shortly`;
       throw dest === 'writer' ? notPrimary(message) : unavailable(message, 1);
     }
-    if (dest === 'writer') return forwardToPrimary(c, n, opts.sharedSecret, opts.primaryRetryMs ?? 3000, opts.primaryTimeoutMs ?? 10_000);
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
+    if (dest === 'writer' && declared <= (opts.maxHeldBodyBytes ?? 0))
+      return forwardToPrimary(c, n, opts.sharedSecret, opts.primaryRetryMs ?? 3000, opts.primaryTimeoutMs ?? 10_000);
     const base = await n.addressFor(dest);
     if (!base) {
       // With no reader, a compactor answers queries itself rather than not at all.
