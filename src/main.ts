@@ -194,6 +194,7 @@ async function composeServices(
         })
       : null;
   if (sharedWal) {
+    if (config.wal.enabled) logger.warn('wal.enabled is ignored on a cluster writer: the shared WAL (bucket + etcd) holds every write until it is flushed');
     sharedManifest!.coverage = (covers) => sharedWal.coverageOps(covers);
     services.add('shared wal', () => sharedWal.close());
   }

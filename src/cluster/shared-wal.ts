@@ -172,7 +172,16 @@ export class SharedWal {
     for (const { id, record } of state.segments) {
       if (fullyCovered(state, id, record.entries)) continue;
       const done = state.covered.get(id);
-      const entries = decodeSegment(await this.opts.store.get(record.object));
+      // A failed read is retried (the take-over is attempted again); an object that is not a segment
+      // can never be replayed, and must not keep the cluster without a primary.
+      const bytes = await this.opts.store.get(record.object);
+      let entries: ReturnType<typeof decodeSegment>;
+      try {
+        entries = decodeSegment(bytes);
+      } catch (err) {
+        this.opts.log.error('a shared WAL segment cannot be decoded; its unflushed entries are skipped', { segment: id, object: record.object, error: messageOf(err) });
+        continue;
+      }
       entries.forEach((e, i) => {
         if (done?.has(i)) return;
         apply(e.database, e.batches, new SharedTicket(id, i, this.term));
