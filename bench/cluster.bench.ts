@@ -1,11 +1,18 @@
 /**
  * Cluster cost benchmark (`bun run bench:cluster`): the same line-protocol ingest and the same
- * queries against a standalone server on s3rver and against a cluster on s3rver (a writer taking the
- * writes, a reader answering the queries, three etcd members), in one run. Prints ingest lines/s and
- * query latency (median of repeated calls) side by side with the ratio and the difference.
+ * queries against a standalone server on s3rver (WAL off, and WAL on) and against a cluster on s3rver
+ * (a writer taking the writes through the shared WAL, a reader answering the queries, three etcd
+ * members), in one run. Prints ingest lines/s and query latency (median of repeated calls) side by
+ * side with the ratio and the difference. Then the failover outage: two writers and a reader, a client
+ * writing through the reader, the primary killed (-9) BENCH_KILLS times (restarted as a standby each
+ * time); the outage of a kill is the time from the kill to the next acknowledged write.
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
- * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the turns. Needs etcd (Debian etcd-server) on PATH.
+ * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
+ * turns; BENCH_KILLS (default 10; 0 skips the failover part). Needs etcd (Debian etcd-server) on PATH.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startEtcd } from '../tests/helpers/etcd.ts';
 import { startS3rver } from '../tests/helpers/s3rver.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
@@ -16,6 +23,7 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
 const LINES = 5000;
 /** Alternating turns per side (each turn: BENCH_SECONDS of ingest, BENCH_QUERIES calls per query). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 
 function body(batch: number): string {
   const t0 = Date.UTC(2024, 0, 1) + batch * LINES;
@@ -59,25 +67,33 @@ async function latency(s: TestServer, sql: string): Promise<number> {
 
 const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SELECT host, avg(usage_user) FROM bench.cpu GROUP BY host' };
 
-const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'clus'])]);
+const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'fo'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
-const results: Record<string, { solo: number; cluster: number }> = {};
+const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
+let outages: number[] = [];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
   // Both set-ups run side by side and take turns, so drift in the machine's load hits both alike.
   const cl = (id: string, role: string) => ({ ...s3.env('clus'), ...common, SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_NODE_ID: id, SVC_CLUSTER_ROLE: role, SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(',') });
-  const [solo, writer, reader] = await Promise.all([startServer({ env: { ...s3.env('solo'), ...common } }), startServer({ env: cl('w', 'writer') }), startServer({ env: cl('r', 'reader') })]);
+  const [solo, soloWal, writer, reader] = await Promise.all([
+    startServer({ env: { ...s3.env('solo'), ...common } }),
+    startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' } }),
+    startServer({ env: cl('w', 'writer') }),
+    startServer({ env: cl('r', 'reader') }),
+  ]);
   await Bun.sleep(1500); // the writer wins its election
   const soloRates: number[] = [];
+  const soloWalRates: number[] = [];
   const clusterRates: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     soloRates.push(await ingest(solo));
+    soloWalRates.push(await ingest(soloWal));
     clusterRates.push(await ingest(writer));
   }
-  await solo.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
-  await writer.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+  for (const s of [solo, soloWal, writer]) await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
-  results['ingest (lines/s)'] = { solo: median(soloRates), cluster: median(clusterRates) };
+  results['ingest (lines/s)'] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(clusterRates) };
+  await soloWal.cleanup();
   for (const [k, q] of Object.entries(SQL)) {
     const soloMs: number[] = [];
     const clusterMs: number[] = [];
@@ -88,6 +104,7 @@ try {
     results[`query ${k} (ms, median)`] = { solo: median(soloMs), cluster: median(clusterMs) };
   }
   await Promise.all([solo.cleanup(), writer.cleanup(), reader.cleanup()]);
+  if (KILLS > 0) outages = await failoverOutages(etcd.endpoints, s3.env('fo'));
 } finally {
   await Promise.all([etcd.stop(), s3.close()]);
 }
@@ -98,4 +115,55 @@ console.log('|---|---:|---:|---:|---:|');
 for (const [k, v] of Object.entries(results)) {
   const fmt = (x: number) => (k.startsWith('ingest') ? `${(x / 1e6).toFixed(2)}M` : x.toFixed(2));
   console.log(`| ${k} | ${fmt(v.solo)} | ${fmt(v.cluster)} | ${(v.cluster / v.solo).toFixed(3)} | ${k.startsWith('ingest') ? '' : `${(v.cluster - v.solo).toFixed(2)} ms`} |`);
+  if (v.soloWal !== undefined) console.log(`| ${k}, standalone with its local WAL on | ${fmt(v.soloWal)} | ${fmt(v.cluster)} | ${(v.cluster / v.soloWal).toFixed(3)} | |`);
+}
+if (outages.length > 0) {
+  const sorted = [...outages].sort((a, b) => a - b);
+  console.log(`\nfailover outage over ${outages.length} kills -9 of the primary (failover_timeout 5s): median ${(median(sorted) / 1000).toFixed(2)} s, max ${(sorted[sorted.length - 1]! / 1000).toFixed(2)} s; each: ${sorted.map((x) => (x / 1000).toFixed(2)).join(', ')}`);
+}
+
+/** Kills the primary writer `KILLS` times under a client writing through the reader; the outage of each kill in ms. */
+async function failoverOutages(endpoints: string[], bucket: Record<string, string>): Promise<number[]> {
+  const env = (id: string, role: string) => ({
+    ...bucket, ...common, SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_NAME: 'fo', SVC_CLUSTER_NODE_ID: id, SVC_CLUSTER_ROLE: role,
+    SVC_CLUSTER_ETCD_ENDPOINTS: endpoints.join(','), SVC_CLUSTER_FAILOVER_TIMEOUT: '5s', SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms', SVC_INGEST_MAX_BUFFER_AGE_MS: '1000',
+  });
+  const dirs: Record<string, string> = { a: mkdtempSync(join(tmpdir(), 'bench-fo-a-')), b: mkdtempSync(join(tmpdir(), 'bench-fo-b-')) };
+  const writers: Record<string, TestServer> = { a: await startServer({ env: env('a', 'writer'), dir: dirs.a }) };
+  const reader = await startServer({ env: env('r', 'reader') });
+  writers.b = await startServer({ env: env('b', 'writer'), dir: dirs.b });
+  const primary = async () => ((await (await reader.fetch('/api/v1/cluster')).json()) as { writer: string | null }).writer;
+  let lastAck = 0;
+  let stop = false;
+  let id = 0;
+  const client = (async () => {
+    while (!stop) {
+      const n = id++;
+      const r = await reader
+        .fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fo' }, body: `fo,batch=b${n} v=1i ${(Date.UTC(2024, 0, 1) + n) * 1_000_000}`, signal: AbortSignal.timeout(8000) })
+        .catch(() => null);
+      if (r?.status === 204) lastAck = Date.now();
+      else await Bun.sleep(20);
+      await r?.arrayBuffer().catch(() => null);
+    }
+  })();
+  const out: number[] = [];
+  try {
+    for (let k = 0; k < KILLS; k++) {
+      let p: string | null = null;
+      while (!(p = await primary()) || Date.now() - lastAck > 200) await Bun.sleep(100);
+      await writers[p]!.kill();
+      const killedAt = Date.now();
+      while (lastAck < killedAt) await Bun.sleep(20);
+      out.push(lastAck - killedAt);
+      writers[p] = await startServer({ env: env(p, 'writer'), dir: dirs[p] });
+    }
+  } finally {
+    stop = true;
+    await client;
+    for (const w of Object.values(writers)) await w.kill();
+    await reader.kill();
+    for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
+  }
+  return out;
 }

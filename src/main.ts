@@ -37,7 +37,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { ManifestSnapshots, ReplicatedMetadata, SharedManifest, defaultAdvertiseUrl, openCluster, snapshotKey } from './cluster/index.ts';
+import { ManifestSnapshots, ReplicatedMetadata, SharedManifest, SharedWal, defaultAdvertiseUrl, openCluster, snapshotKey } from './cluster/index.ts';
 import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
 import { createGovernance } from './governance/index.ts';
 import { consoleRoutes, type MemoryFetch } from './console/index.ts';
@@ -173,7 +173,31 @@ async function composeServices(
   if (cluster) services.add('cluster membership', () => cluster.stop());
   const manifestLog = logger.child({ component: 'shared-manifest' });
   const snapshots = cluster && config.cluster.manifest_snapshot_interval > 0 ? new ManifestSnapshots(store, snapshotKey(config.cluster.name), cluster.settings.prefix, manifestLog) : null;
-  const sharedManifest = cluster ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, manifestLog, undefined, snapshots) : null;
+  // Registrations are fenced by this node's election (a writer's always): a deposed primary registers nothing.
+  const sharedManifest = cluster
+    ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, manifestLog, () => cluster.commitFence(), snapshots, () => cluster.stepDown('a manifest registration was fenced'))
+    : null;
+  // A writer acknowledges a write once it is in the shared WAL (bucket + etcd), not only on its own disk.
+  const sharedWal =
+    cluster && config.cluster.role === 'writer'
+      ? new SharedWal({
+          client: cluster.client,
+          store,
+          prefix: cluster.settings.prefix,
+          clusterName: config.cluster.name,
+          nodeId: cluster.settings.nodeId,
+          groupCommitMs: config.cluster.wal_group_commit,
+          fence: () => cluster.commitFence()!,
+          onFenced: (reason) => cluster.stepDown(reason),
+          onPending: (n) => metrics.walSharedSegmentsPending.set(n),
+          log: logger.child({ component: 'shared-wal' }),
+        })
+      : null;
+  if (sharedWal) {
+    if (config.wal.enabled) logger.warn('wal.enabled is ignored on a cluster writer: the shared WAL (bucket + etcd) holds every write until it is flushed');
+    sharedManifest!.coverage = (covers) => sharedWal.coverageOps(covers);
+    services.add('shared wal', () => sharedWal.close());
+  }
   if (sharedManifest) {
     await sharedManifest.start();
     manifest.setJournal(sharedManifest);
@@ -260,7 +284,26 @@ async function composeServices(
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
   databasesChanged = () => databases.reload();
-  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null, storageProblem: () => gate.writeProblem() });
+  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled && !sharedWal ? wal : null, sharedWal, storageProblem: () => gate.writeProblem() });
+  if (cluster) {
+    metrics.clusterIsPrimary.collectFrom(() => (config.cluster.role === 'writer' && cluster.isLeader ? 1 : 0));
+    cluster.onFailover = () => metrics.clusterFailovers.inc();
+  }
+  if (cluster && sharedWal) {
+    const walLog = logger.child({ component: 'shared-wal' });
+    // A new primary buffers what no registered file holds before it takes any write.
+    cluster.onElected = async () => {
+      buffers.discardAll();
+      await sharedWal.replay((database, batches, ticket) => buffers.append(database, batches, ticket));
+    };
+    // A deposed primary keeps nothing: the new primary replays these rows from the shared WAL.
+    cluster.onDemoted = () => {
+      sharedWal.endTerm();
+      const rows = buffers.discardAll();
+      if (rows > 0) walLog.warn('no longer the primary writer: dropped the unflushed rows (the new primary replays them from the shared WAL)', { rows });
+    };
+    sharedWal.startCollecting(() => cluster.isLeader);
+  }
   // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
   const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
   const writeDeps = { writes, buffers, metrics, body };
@@ -425,6 +468,17 @@ async function composeServices(
     (stopping ??= (async () => {
       readiness.phase = 'stopping';
       logger.info('svc stopping', { reason });
+      // A primary writer hands over first: queued writes committed, buffers flushed, election resigned.
+      const handedOver =
+        cluster && sharedWal
+          ? await cluster.handOver(async () => {
+              await sharedWal.drain();
+              await buffers.flushAll(config.server.shutdown_timeout / 2);
+            })
+          : false;
+      // The listener stays up for two heartbeats, answering "not the primary" (which forwarding nodes
+      // resend to the successor) until every node's view names the successor: no write meets a closed socket.
+      if (handedOver) await Bun.sleep(Math.min(2000, 2 * config.cluster.heartbeat_interval));
       const work = services.stopAll();
       const timedOut = await Promise.race([work.then(() => false), Bun.sleep(config.server.shutdown_timeout).then(() => true)]);
       if (timedOut) logger.error('shutdown timed out; unfinished work abandoned', { timeout_ms: config.server.shutdown_timeout });

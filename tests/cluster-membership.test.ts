@@ -8,20 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectEtcd } from '../src/cluster/index.ts';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
+import { waitFor as until } from './helpers/until.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const hasEtcd = etcdAvailable();
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => null);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 const get = async (s: TestServer, path: string) => {
   const res = await s.fetch(path);

@@ -195,6 +195,26 @@ export class BufferSet {
     return landed ? rows : -1;
   }
 
+  /**
+   * Drops every buffered and in-flight row without flushing and without releasing its tickets: this
+   * node lost the right to register files (a fenced ex-primary), and the new primary replays these rows
+   * from the shared WAL. A flush already committing may still land; its rows then count as flushed.
+   * Returns the rows dropped.
+   */
+  discardAll(): number {
+    let rows = 0;
+    for (const buf of this.active.values()) rows += buf.rows;
+    this.active.clear();
+    for (const list of this.inflight.values())
+      for (const job of list) {
+        job.abandoned = true;
+        rows += job.rows;
+        job.resolve();
+      }
+    this.inflight.clear();
+    return rows;
+  }
+
   /** Shutdown: stops the age timer, flushes everything, then stops the flush workers. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
@@ -252,6 +272,7 @@ export class BufferSet {
 
   /** The runner's part: the worker writes the files; landing them (fsyncs, renames) overlaps the worker's next job. */
   private async runJob(writer: HourFileWriter, job: FlushJob): Promise<void> {
+    if (job.abandoned) return;
     const written = await writeJobFiles(writer, this.deps.store, job, this.opts.compression);
     void this.land(job, written);
   }
@@ -270,6 +291,7 @@ export class BufferSet {
       if (earlier.length > 0) await Promise.all(earlier.map((j) => j.done));
       await this.register(job, files);
     } catch (err) {
+      if (job.abandoned) return;
       job.attempts++;
       this.failed(job, err);
       setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
@@ -279,7 +301,7 @@ export class BufferSet {
   /** Registers a written job's files and releases what the rows held; on failure the files are deleted. */
   private async register(job: FlushJob, files: ManifestFile[]): Promise<void> {
     try {
-      await this.deps.manifest.commit([], files);
+      await this.deps.manifest.commit([], files, job.tickets);
     } catch (err) {
       await Promise.all(files.map((f) => this.deps.store.delete(f.path).catch(() => false)));
       throw err;

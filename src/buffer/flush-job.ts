@@ -15,6 +15,8 @@ export interface FlushJob {
   tickets: unknown[];
   seq: number;
   attempts: number;
+  /** Dropped unflushed (a fenced ex-primary's rows, replayed by the new primary): no further attempt. */
+  abandoned?: boolean;
   /** Resolves once the rows are in registered files. */
   done: Promise<void>;
   resolve: () => void;

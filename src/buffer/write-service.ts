@@ -16,6 +16,16 @@ export interface WalAppender {
   append(database: string, batches: ColumnBatch[]): Promise<unknown>;
 }
 
+/**
+ * A write-ahead log beyond this machine (a cluster's shared WAL): one entry per batch, acknowledged
+ * once registered. `current` is false for a ticket of a primary term that has ended: the rows are
+ * durable but no longer this node's to buffer (the new primary replays them).
+ */
+export interface SharedAppender<T> {
+  append(database: string, batch: ColumnBatch): Promise<T>;
+  current(ticket: T): boolean;
+}
+
 /** Accepts parsed rows for a database; see the file comment for the order of steps. */
 export class WriteService {
   constructor(
@@ -24,6 +34,8 @@ export class WriteService {
       databases: DatabaseStore;
       metrics: SvcMetrics;
       wal?: WalAppender | null;
+      /** Replaces `wal` on a cluster's primary writer. */
+      sharedWal?: SharedAppender<unknown> | null;
       /** Why storage cannot take writes now (refused, missing bucket, no lock); a reason refuses with 503. */
       storageProblem?: () => string | null;
     },
@@ -66,7 +78,13 @@ export class WriteService {
     this.deps.databases.ensure(database);
     await this.deps.buffers.waitForRoom();
     const wal = this.deps.wal;
-    if (!wal) this.deps.buffers.append(database, batches);
+    const shared = this.deps.sharedWal;
+    if (shared) {
+      // One entry per batch: a batch is never split between flushes, so a flush covers whole entries.
+      const rowful = batches.filter((b) => b.length > 0);
+      const tickets = await Promise.all(rowful.map((b) => shared.append(database, b)));
+      rowful.forEach((b, i) => shared.current(tickets[i]) && this.deps.buffers.append(database, [b], tickets[i]));
+    } else if (!wal) this.deps.buffers.append(database, batches);
     else {
       // One WAL entry per measurement: an entry is released when its rows are in Parquet, so an entry
       // spanning measurements would be replayed whole after a crash although some of them were flushed.

@@ -52,7 +52,8 @@ const toFile = (r: Row): ManifestFile => ({
  * `applyRemote`, in the journal's own order); it rejects, changing nothing, when it is refused.
  */
 export interface ManifestJournal {
-  commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void>;
+  /** `covers`: the write-ahead tickets whose rows the added files hold (recorded in the same change). */
+  commit(removed: readonly string[], added: readonly ManifestFile[], covers?: readonly unknown[]): Promise<void>;
 }
 
 /** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */
@@ -87,9 +88,9 @@ export class FileManifestStore {
    * The way features change the file list: `replace` locally, or in a cluster through the journal
    * first; files removed and not re-added get tombstones here, on the node that removed them.
    */
-  async commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+  async commit(removed: readonly string[], added: readonly ManifestFile[], covers?: readonly unknown[]): Promise<void> {
     if (!this.journal) return this.replace(removed, added);
-    await this.journal.commit(removed, added);
+    await this.journal.commit(removed, added, covers);
     const readded = new Set(added.map((f) => f.path));
     this.tombstone(removed.filter((p) => !readded.has(p)));
   }
@@ -102,6 +103,14 @@ export class FileManifestStore {
   /** Applies a change another node committed: like `replace`, but the removed objects are not ours to delete. */
   applyRemote(removed: readonly string[], added: readonly ManifestFile[]): void {
     this.write(removed, added, false);
+    this.seqAbove(added);
+  }
+
+  /** Another node's files keep last-write-wins only if this node's next flush sequence is above theirs. */
+  private seqAbove(files: readonly ManifestFile[]): void {
+    let top = -1;
+    for (const f of files) if (f.seq > top) top = f.seq;
+    if (top >= 0) this.db.query('UPDATE file_seq SET next = max(next, ?) WHERE id = 1').run(top + 1);
   }
 
   /** Replaces the whole file list with `files` (a node loading the shared manifest). */
@@ -109,6 +118,7 @@ export class FileManifestStore {
     this.db.transaction(() => {
       this.db.exec('DELETE FROM files');
       this.write([], files, false);
+      this.seqAbove(files);
     })();
   }
 

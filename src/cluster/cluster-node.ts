@@ -5,10 +5,11 @@
  * once and joins again with a new lease, behind any node that took over meanwhile.
  */
 import { Candidacy, readLeader } from './etcd/election.ts';
-import { EtcdClient, EtcdError } from './etcd/etcd-client.ts';
+import { EtcdClient, EtcdError, type Compare } from './etcd/etcd-client.ts';
 import { LeaseKeeper } from './etcd/lease-keeper.ts';
 import { Membership } from './membership.ts';
 import type { NodeRecord, Role } from './node-record.ts';
+import { notPrimary } from './shared-wal.ts';
 
 export interface ClusterSettings {
   name: string;
@@ -55,12 +56,20 @@ export class ClusterNode {
   private candidacy: Candidacy | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
   private leading = false;
+  /** Won the election (the fence holds); `leading` follows once the take-over work is done. */
+  private elected = false;
   private stopped = false;
   private ready = false;
   private lastContact = 0;
   private campaignAbort = new AbortController();
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
+  /** Work before a newly elected node takes requests (the writer's shared WAL replay); set by main.ts. */
+  onElected: (() => Promise<void>) | null = null;
+  /** This node stopped being the elected one (lease lost, fenced, handed over); set by main.ts. */
+  onDemoted: () => void = () => {};
+  /** This node took over from another one (svc_cluster_failovers_total); set by main.ts. */
+  onFailover: () => void = () => {};
   /** The cluster's manifest head and what this node applied (set once the shared manifest runs). */
   manifestCatchUp: (() => Promise<{ head: number; applied: number }>) | null = null;
 
@@ -95,20 +104,38 @@ export class ClusterNode {
       const mine = this.candidacy;
       const signal = this.campaignAbort.signal;
       void mine.won(signal).then(
-        () => {
-          if (this.candidacy !== mine || this.stopped) return;
-          this.leading = true;
-          this.log.info(`this node is now the active ${election}`, { node_id: this.settings.nodeId });
-        },
+        (waited) => this.takeOver(mine, election, waited),
         () => undefined,
       );
     }
   }
 
+  /**
+   * Won the election: the fence holds from now on, but requests are taken only once `onElected` (the
+   * writer's replay of the shared WAL) is done, so nothing is acknowledged ahead of the rows it replays.
+   */
+  private async takeOver(mine: Candidacy, election: 'writer' | 'compactor', waited: boolean): Promise<void> {
+    if (this.candidacy !== mine || this.stopped) return;
+    this.elected = true;
+    for (let attempt = 0; this.onElected && this.candidacy === mine && !this.stopped; attempt++) {
+      try {
+        await this.onElected();
+        break;
+      } catch (err) {
+        this.log.error('cannot take over as the active ' + election + '; retrying', { error: (err as Error).message, attempt });
+        await Bun.sleep(Math.min(1000, 100 * (attempt + 1)));
+      }
+    }
+    if (this.candidacy !== mine || this.stopped || !this.elected) return;
+    this.leading = true;
+    if (waited) this.onFailover();
+    this.log.info(`this node is now the active ${election}`, { node_id: this.settings.nodeId, took_over: waited });
+  }
+
   private async onLeaseLost(reason: string): Promise<void> {
     if (this.stopped) return;
     const was = this.leading;
-    this.leading = false;
+    this.demote();
     this.candidacy = null;
     this.log.warn('cluster lease lost; this node stepped down and joins again', { reason, was_leader: was });
     for (let attempt = 0; !this.stopped; attempt++) {
@@ -180,7 +207,58 @@ export class ClusterNode {
 
   /** The fencing comparison of this node's leadership, or null when it does not lead. */
   fence() {
-    return this.isLeader && this.candidacy ? this.candidacy.fence() : null;
+    return this.elected && (this.keeper?.alive ?? false) && this.candidacy ? this.candidacy.fence() : null;
+  }
+
+  /**
+   * The comparison that guards this node's manifest and shared WAL registrations: a writer registers
+   * only under its election (AppError unavailable when it is not elected); other roles are fenced by
+   * their own election while they hold it, and not at all otherwise.
+   */
+  commitFence(): Compare | null {
+    const f = this.fence();
+    if (!f && this.settings.role === 'writer') throw notPrimary('this node is not the primary writer; nothing was stored: retry (it goes to the primary)');
+    return f;
+  }
+
+  /** A fenced registration proved another node holds this node's election: stop acting as its holder. */
+  stepDown(reason: string): void {
+    if (!this.elected) return;
+    this.log.warn('this node is no longer the elected one; stepping down', { reason, role: this.settings.role });
+    this.demote();
+  }
+
+  private demote(): void {
+    const was = this.elected;
+    this.elected = false;
+    this.leading = false;
+    if (was) this.onDemoted();
+  }
+
+  /**
+   * Graceful handover (SIGTERM): stops taking requests of its role (the gate answers a retryable 503
+   * that forwarding nodes resend to the next primary), runs `finish` (drain the shared WAL, flush the
+   * buffers), then resigns so a standby takes over at once. True when this node held the election.
+   */
+  async handOver(finish: () => Promise<unknown>): Promise<boolean> {
+    if (!this.elected || !this.candidacy) return false;
+    this.leading = false;
+    try {
+      await finish();
+    } catch (err) {
+      this.log.warn('handover: cannot finish the work in hand; the next primary replays it', { error: (err as Error).message });
+    }
+    const mine = this.candidacy;
+    this.candidacy = null;
+    this.demote();
+    await mine.resign().catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
+    this.log.info('handed the election over', { role: this.settings.role });
+    return true;
+  }
+
+  /** Reads members and leaders now instead of waiting for the next heartbeat. */
+  refresh(): Promise<void> {
+    return this.refreshView();
   }
 
   /** Milliseconds since etcd last answered this node (for the auth staleness rule). */
@@ -264,7 +342,7 @@ export class ClusterNode {
     } catch (err) {
       this.log.warn('cannot leave the cluster cleanly; the lease expiry will', { error: (err as Error).message });
     }
-    this.leading = false;
+    this.demote();
     await this.keeper?.stop({ revoke: true });
   }
 }

@@ -12,3 +12,5 @@ export { SharedManifest } from './shared-manifest.ts';
 export { ManifestSnapshots, snapshotKey } from './manifest-snapshot.ts';
 export { ReplicatedMetadata } from './replicated-metadata.ts';
 export { destinationOf, type Destination } from './request-routing.ts';
+export { SharedWal, notPrimary, NOT_PRIMARY_HEADER } from './shared-wal.ts';
+export { SharedTicket } from './shared-wal-state.ts';

@@ -46,6 +46,8 @@ export class SharedManifest implements ManifestJournal {
     private readonly fence: () => Compare | null = () => null,
     /** Snapshots in the bucket (cluster.manifest_snapshot_interval > 0). */
     private readonly snapshots: ManifestSnapshots | null = null,
+    /** A registration failed its fence: this node no longer holds its role. */
+    private readonly onFenced: () => void = () => {},
   ) {}
 
   private get root(): string {
@@ -186,22 +188,28 @@ export class SharedManifest implements ManifestJournal {
   }
 
 
-  /** Commits a change in etcd (refused when a file it removes is no longer registered, or the fence fails). */
-  async commit(removed: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+  /** Extra operations of a change that covers write-ahead tickets (the shared WAL's covered record). */
+  coverage: (covers: readonly unknown[]) => Op[] = () => [];
+
+  /**
+   * Commits a change in etcd (refused when a file it removes is no longer registered, or the fence
+   * fails); what `covers` records goes in the transaction that registers the last part.
+   */
+  async commit(removed: readonly string[], added: readonly ManifestFile[], covers: readonly unknown[] = []): Promise<void> {
     const readded = new Set(added.map((f) => f.path));
     const gone = removed.filter((p) => !readded.has(p));
     if (gone.length + added.length === 0) return;
     // Pure removals (a dropped database) and pure registrations (a flush over many hours) may go in parts.
     if (gone.length + added.length > MAX_OPS && (gone.length === 0 || added.length === 0)) {
       for (let i = 0; i < gone.length; i += MAX_OPS) await this.commitOne(gone.slice(i, i + MAX_OPS), []);
-      for (let i = 0; i < added.length; i += MAX_OPS) await this.commitOne([], added.slice(i, i + MAX_OPS));
+      for (let i = 0; i < added.length; i += MAX_OPS) await this.commitOne([], added.slice(i, i + MAX_OPS), i + MAX_OPS >= added.length ? covers : []);
       return;
     }
     if (gone.length + added.length > MAX_OPS) throw new AppError('invalid', `cannot commit a manifest swap of ${gone.length + added.length} files in one etcd transaction (at most ${MAX_OPS}); lower compaction.max_files_per_batch`);
-    await this.commitOne(gone, added);
+    await this.commitOne(gone, added, covers);
   }
 
-  private async commitOne(gone: readonly string[], added: readonly ManifestFile[]): Promise<void> {
+  private async commitOne(gone: readonly string[], added: readonly ManifestFile[], covers: readonly unknown[] = []): Promise<void> {
     const fence = this.fence();
     const compare: Compare[] = [...gone.map((p): Compare => ({ key: this.root + p, target: 'CREATE', result: 'GREATER', revision: 0 })), ...(fence ? [fence] : [])];
     const ops: Op[] = [
@@ -209,9 +217,13 @@ export class SharedManifest implements ManifestJournal {
       ...added.map((f): Op => ({ put: { key: this.root + f.path, value: JSON.stringify(f) } })),
       // The head key's mod revision is the revision of the last manifest change, deletions included.
       { put: { key: this.headKey, value: '' } },
+      ...(covers.length > 0 ? this.coverage(covers) : []),
     ];
     const r = await this.client.txn(compare, ops);
-    if (!r.succeeded) throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
+    if (!r.succeeded) {
+      if (fence && !gone.length) this.onFenced();
+      throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
+    }
     await this.appliedUpTo(r.revision, gone, added);
   }
 

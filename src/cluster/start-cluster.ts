@@ -14,6 +14,7 @@ export interface ClusterConfig {
   advertise_url: string;
   heartbeat_interval: number;
   failover_timeout: number;
+  wal_group_commit: number;
 }
 
 interface Log {
@@ -33,6 +34,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export async function openCluster(conf: ClusterConfig, ctx: { storageBackend: string; port: number; version: string; logger: Log }): Promise<ClusterNode | null> {
   if (!conf.enabled) return null;
   if (ctx.storageBackend === 'local') throw new StartupError('cluster', 'cluster.enabled needs shared object storage (storage.backend = s3 or azure), not local');
+  if (conf.wal_group_commit < 10 || conf.wal_group_commit > 1000) throw new StartupError('cluster', `cluster.wal_group_commit must be between 10ms and 1s (got ${conf.wal_group_commit}ms)`);
   const endpoints = conf.etcd_endpoints.map((e) => e.trim()).filter(Boolean);
   if (endpoints.length === 0) throw new StartupError('cluster', 'cluster.etcd_endpoints is empty');
   for (const e of endpoints) if (!/^https?:\/\/[^/]+/.test(e)) throw new StartupError('cluster', `cluster.etcd_endpoints: '${e}' is not an http(s) URL`);

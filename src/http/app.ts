@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Before any body is read: a forwarded request streams its body on unread.
   if (deps.cluster) {
     const cl = deps.config.cluster;
-    app.use('*', clusterGate(deps.cluster, { sharedSecret: cl.shared_secret, authTtlMs: deps.config.auth.cache_ttl * 1000, quorumLossMs: Math.max(3000, 3 * cl.heartbeat_interval), gateOnCatchup: cl.query_gate_on_catchup }));
+    app.use('*', clusterGate(deps.cluster, { sharedSecret: cl.shared_secret, authTtlMs: deps.config.auth.cache_ttl * 1000, quorumLossMs: Math.max(3000, 3 * cl.heartbeat_interval), primaryRetryMs: 3000, primaryTimeoutMs: Math.max(2000, cl.failover_timeout / 2), maxHeldBodyBytes: deps.config.server.max_payload_size, gateOnCatchup: cl.query_gate_on_catchup }));
   }
   // Import routes stream their uploads to disk and count bytes themselves (500 MB); the general limit
   // would buffer a body without Content-Length in memory first.

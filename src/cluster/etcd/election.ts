@@ -46,14 +46,14 @@ export class Candidacy {
     return new Candidacy(client, prefix, key, revision);
   }
 
-  /** Waits until this candidate leads (its predecessors' keys are gone), or `signal` aborts. */
-  async won(signal?: AbortSignal): Promise<void> {
-    for (;;) {
+  /** Waits until this candidate leads (its predecessors' keys are gone), or `signal` aborts; true when it waited behind another. */
+  async won(signal?: AbortSignal): Promise<boolean> {
+    for (let waited = false; ; waited = true) {
       if (signal?.aborted || this.closed) throw new Error('the campaign was abandoned');
       const { kvs, revision } = await this.client.getPrefix(`${this.prefix}/`);
       if (!kvs.some((kv) => kv.key === this.key)) throw new Error('the candidate key is gone (its lease expired)');
       const before = kvs.filter((kv) => kv.create_revision < this.revision);
-      if (before.length === 0) return;
+      if (before.length === 0) return waited;
       // Wait for the nearest predecessor to go, then look again (it may have been the leader or not).
       const pred = before.reduce((a, b) => (a.create_revision > b.create_revision ? a : b));
       await new Promise<void>((resolve) => {

@@ -15,6 +15,7 @@ export const clusterSection = z.object({
   failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor stops heartbeating'),
   failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
   failover_cooldown: duration('60s', 'Delays a failover away from a node elected less than this long ago'),
+  wal_group_commit: duration('50ms', "The longest a write waits before the primary writer commits it to the shared WAL (one segment in the bucket, registered in etcd) and acknowledges it; a group is committed at once when a commit slot is free"),
   file_grace_period: duration('5m', 'How long a replaced data file stays in the bucket, so queries already running on other nodes still read it'),
   manifest_snapshot_interval: duration('5m', 'How often the active compactor writes a snapshot of the file manifest to the bucket, so joining nodes replay only later changes (0: never)'),
   query_gate_on_catchup: bool(false, 'A reader answers queries 503 until its manifest has caught up with etcd'),

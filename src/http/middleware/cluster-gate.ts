@@ -6,7 +6,7 @@
  * cluster/request-routing.ts). A forwarded request is never forwarded again.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { destinationOf, type ClusterNode } from '../../cluster/index.ts';
+import { destinationOf, NOT_PRIMARY_HEADER, notPrimary, type ClusterNode } from '../../cluster/index.ts';
 import { hmacHex, safeEqual } from '../../lib/crypto.ts';
 import { unavailable } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
@@ -23,6 +23,15 @@ export interface ClusterGateOptions {
   authTtlMs: number;
   /** Silence from etcd after which writes are refused (a few heartbeats). */
   quorumLossMs: number;
+  /** How long a write is retried while the cluster has no reachable primary writer (a failover). */
+  primaryRetryMs?: number;
+  /** How long a forwarded write may wait for the primary's answer (a paused primary must not hold writes for ever). */
+  primaryTimeoutMs?: number;
+  /**
+   * Bodies up to this size with a declared length (server.max_payload_size) are held, so a write can be
+   * resent to the next primary; larger or unsized ones (imports) stream to the primary once.
+   */
+  maxHeldBodyBytes?: number;
   /** cluster.query_gate_on_catchup: a reader behind the manifest head answers queries 503. */
   gateOnCatchup?: boolean;
 }
@@ -53,31 +62,78 @@ function forwarder(c: Context<AppEnv>, secret: string): string | null {
   return safeEqual(sig, signed(secret, by, c.req.method, url.pathname + url.search)) ? by : null;
 }
 
-async function forward(c: Context<AppEnv>, base: string, self: string, secret: string): Promise<Response> {
+/** Sends the request once to `base`; `body` is the request's own stream, or its bytes when it may be sent again. */
+function send(c: Context<AppEnv>, base: string, self: string, secret: string, body: ArrayBuffer | ReadableStream<Uint8Array> | null | undefined, timeoutMs?: number): Promise<Response> {
   const url = new URL(c.req.url);
   const pathAndQuery = url.pathname + url.search;
   const headers = new Headers(c.req.raw.headers);
   headers.delete('host');
   headers.set(FORWARDED_BY, self);
   if (secret) headers.set(SIGNATURE, signed(secret, self, c.req.method, pathAndQuery));
-  const hasBody = c.req.method !== 'GET' && c.req.method !== 'HEAD';
-  let res: Response;
-  try {
-    res = await fetch(base + pathAndQuery, {
-      method: c.req.method,
-      headers,
-      body: hasBody ? c.req.raw.body : undefined,
-      redirect: 'manual',
-      signal: c.req.raw.signal,
-      // The body goes back to the client as it came, still compressed if it was.
-      decompress: false,
-    } as RequestInit);
-  } catch (err) {
-    throw unavailable(`cannot forward to ${base}: ${(err as Error).message}`, 1);
-  }
+  return fetch(base + pathAndQuery, {
+    method: c.req.method,
+    headers,
+    body,
+    redirect: 'manual',
+    signal: timeoutMs ? AbortSignal.any([c.req.raw.signal, AbortSignal.timeout(timeoutMs)]) : c.req.raw.signal,
+    // The body goes back to the client as it came, still compressed if it was.
+    decompress: false,
+  } as RequestInit);
+}
+
+function relay(res: Response, self: string): Response {
   const out = new Headers(res.headers);
   out.set(FORWARDED_BY, self);
   return new Response(res.body, { status: res.status, headers: out });
+}
+
+async function forward(c: Context<AppEnv>, base: string, self: string, secret: string): Promise<Response> {
+  const hasBody = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+  try {
+    return relay(await send(c, base, self, secret, hasBody ? c.req.raw.body : undefined), self);
+  } catch (err) {
+    throw unavailable(`cannot forward to ${base}: ${(err as Error).message}`, 1);
+  }
+}
+
+/** A connection that was never made: the request certainly did not reach the node, so it may go to another. */
+const neverConnected = (err: unknown) => /ConnectionRefused|ECONNREFUSED/i.test(`${(err as { code?: string }).code ?? ''} ${(err as Error).message}`);
+
+/**
+ * Forwards to the primary writer, and again to the next primary while the write certainly was not
+ * stored (no primary yet, connection refused, or the node answered that it is not the primary), for
+ * at most `retryMs`: a failover or handover shows as a slower answer, not an error. The body is read
+ * once, so it can be sent again.
+ */
+async function forwardToPrimary(c: Context<AppEnv>, n: ClusterNode, secret: string, retryMs: number, timeoutMs: number): Promise<Response> {
+  const self = n.settings.nodeId;
+  const body = await c.req.arrayBuffer();
+  const deadline = Date.now() + retryMs;
+  let why = 'no primary writer in the cluster right now';
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) {
+      if (Date.now() >= deadline || c.req.raw.signal.aborted) break;
+      await Bun.sleep(Math.min(250, 50 * attempt));
+      await n.refresh().catch(() => undefined);
+    }
+    const base = await n.addressFor('writer');
+    if (!base) continue;
+    let res: Response;
+    try {
+      res = await send(c, base, self, secret, body, timeoutMs);
+    } catch (err) {
+      if (!neverConnected(err)) throw unavailable(`cannot forward to the primary writer ${base}: ${(err as Error).message}; the write may or may not be stored`, 1);
+      why = `the primary writer ${base} refuses connections`;
+      continue;
+    }
+    if (res.status === 503 && res.headers.get(NOT_PRIMARY_HEADER)) {
+      await res.body?.cancel();
+      why = `${base} is no longer the primary writer`;
+      continue;
+    }
+    return relay(res, self);
+  }
+  throw unavailable(`${why}; retry shortly`, 1);
 }
 
 /** See the file comment; `node()` is null on a standalone server (then this does nothing). */
@@ -99,7 +155,13 @@ export function clusterGate(node: () => ClusterNode | null, opts: ClusterGateOpt
       if (opts.gateOnCatchup && group === 'query' && n.settings.role === 'reader') await requireCaughtUp(n);
       return next();
     }
-    if (by) throw unavailable(`forwarded by ${by}, but this node is not the active ${dest} either; retry shortly`, 1);
+    if (by) {
+      const message = `forwarded by ${by}, but this node is not the active ${dest} either; retry shortly`;
+      throw dest === 'writer' ? notPrimary(message) : unavailable(message, 1);
+    }
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
+    if (dest === 'writer' && declared <= (opts.maxHeldBodyBytes ?? 0))
+      return forwardToPrimary(c, n, opts.sharedSecret, opts.primaryRetryMs ?? 3000, opts.primaryTimeoutMs ?? 10_000);
     const base = await n.addressFor(dest);
     if (!base) {
       // With no reader, a compactor answers queries itself rather than not at all.

@@ -1,0 +1,226 @@
+/**
+ * The primary writer's write-ahead log beyond its own disk. Writes wait in a group: a group is
+ * committed at once while fewer than two commits run, else as soon as one ends (so writes that arrive
+ * meanwhile share one commit), and at the latest every `groupCommitMs`. A group is put into
+ * the bucket as one segment object, then registered in
+ * etcd by a transaction guarded by the writer election (the fence); only then are its writes
+ * acknowledged. A flush records the entries it covers in the transaction that registers its files,
+ * so a new primary replays exactly the entries no registered file holds. A fenced registration proves
+ * the node lost its primacy: the group is refused (nothing of it is registered, so the caller may
+ * retry on the new primary) and the node is told to step down.
+ */
+import type { ColumnBatch } from '../ingest/index.ts';
+import { AppError, messageOf } from '../lib/errors.ts';
+import type { ObjectStore } from '../storage/index.ts';
+import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
+import { coveredPut, decodeSegment, encodeSegment, fullyCovered, readSharedWal, SharedTicket, SharedWalKeys } from './shared-wal-state.ts';
+
+interface Log {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface SharedWalOptions {
+  client: EtcdClient;
+  store: ObjectStore;
+  prefix: string;
+  clusterName: string;
+  nodeId: string;
+  /** 50-100 ms: the longest a write waits for its group to be committed, plus the commit itself. */
+  groupCommitMs: number;
+  /** How often the primary deletes fully covered segments. */
+  collectMs?: number;
+  /** The comparison that holds only while this node is the primary writer; throws when it is not. */
+  fence(): Compare;
+  /** A registration was fenced: this node is no longer primary. */
+  onFenced(reason: string): void;
+  /** Segments not yet fully covered, after each collection. */
+  onPending?(segments: number): void;
+  log: Log;
+}
+
+/** Commits in flight at once: the next group uploads while the previous one registers. */
+const MAX_COMMITS = 2;
+/** etcd refuses transactions of more than 128 operations by default. */
+const MAX_OPS = 100;
+
+/** The 503 of a write this node did not register because it is not (or no longer) the primary; safe to send again to the primary. */
+export function notPrimary(message: string): AppError {
+  return new AppError('unavailable', message, { headers: { 'Retry-After': '1', [NOT_PRIMARY_HEADER]: '1' } });
+}
+
+/** Marks a 503 whose write was certainly not stored, so a forwarding node may send it to the new primary. */
+export const NOT_PRIMARY_HEADER = 'x-svc-not-primary';
+
+interface Waiting {
+  database: string;
+  batch: ColumnBatch;
+  resolve(t: SharedTicket): void;
+  reject(err: unknown): void;
+}
+
+/** See the file comment. */
+export class SharedWal {
+  readonly keys: SharedWalKeys;
+  private pending: Waiting[] = [];
+  /** Commits running now (at most MAX_COMMITS: one uploads while another registers). */
+  private readonly committing = new Set<Promise<void>>();
+  private kick = false;
+  private seq = 0;
+  private readonly boot = crypto.randomUUID().slice(0, 8);
+  private term = 0;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private collectTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly opts: SharedWalOptions) {
+    this.keys = new SharedWalKeys(opts.prefix);
+    this.timer = setInterval(() => this.commit(), opts.groupCommitMs);
+  }
+
+  /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
+  append(database: string, batch: ColumnBatch): Promise<SharedTicket> {
+    const ticket = new Promise<SharedTicket>((resolve, reject) => this.pending.push({ database, batch, resolve, reject }));
+    // Writes of one task (a request's batches, concurrent requests) join the same group.
+    if (this.committing.size < MAX_COMMITS && !this.kick) {
+      this.kick = true;
+      queueMicrotask(() => {
+        this.kick = false;
+        this.commit();
+      });
+    }
+    return ticket;
+  }
+
+  /** True while `ticket` was issued in the current primary term (rows of a fenced term are not buffered). */
+  current(ticket: SharedTicket): boolean {
+    return ticket.term === this.term;
+  }
+
+  /** Ends the current term: tickets issued so far are no longer current. */
+  endTerm(): void {
+    this.term++;
+  }
+
+  /** Resolves once every queued write has been committed or refused. */
+  async drain(): Promise<void> {
+    while (this.pending.length > 0 || this.committing.size > 0) {
+      this.commit();
+      await Promise.race(this.committing);
+    }
+  }
+
+  private commit(): void {
+    if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
+    const group = this.pending;
+    this.pending = [];
+    const running: Promise<void> = this.commitGroup(group).finally(() => {
+      this.committing.delete(running);
+      // What arrived during this commit goes next, without waiting for the timer.
+      this.commit();
+    });
+    this.committing.add(running);
+  }
+
+  private async commitGroup(group: Waiting[]): Promise<void> {
+    const term = this.term;
+    const id = `${this.opts.nodeId}-${this.boot}-${++this.seq}`;
+    const object = `_cluster/${this.opts.clusterName}/wal/${id}.seg`;
+    let put = false;
+    try {
+      const fence = this.opts.fence();
+      await this.opts.store.put(object, encodeSegment(group));
+      put = true;
+      const key = this.keys.segment(id);
+      const value = JSON.stringify({ object, entries: group.length, node: this.opts.nodeId, created_at: new Date().toISOString() });
+      let registered: boolean;
+      try {
+        registered = (await this.opts.client.txn([fence], [{ put: { key, value } }])).succeeded;
+      } catch (err) {
+        // The answer was lost, not necessarily the transaction: etcd says whether it holds the key.
+        const kv = await this.opts.client.get(key).catch(() => {
+          throw new AppError('unavailable', `cannot reach an etcd quorum to register the write in the shared WAL (${messageOf(err)}): it is not acknowledged, and may or may not be stored; retry`, { headers: { 'Retry-After': '1' } });
+        });
+        registered = kv?.value === value;
+      }
+      if (!registered) {
+        this.opts.onFenced('a shared WAL registration was fenced: another node holds the writer election');
+        throw notPrimary('this node is no longer the primary writer; the write was not stored: retry (it goes to the new primary)');
+      }
+      group.forEach((w, i) => w.resolve(new SharedTicket(id, i, term)));
+    } catch (err) {
+      const refusal = err instanceof AppError ? err : new AppError('unavailable', `cannot commit the shared WAL: ${messageOf(err)}; the write was not acknowledged, retry`, { headers: { 'Retry-After': '1' } });
+      for (const w of group) w.reject(refusal);
+      if (put && refusal.headers?.[NOT_PRIMARY_HEADER]) void this.opts.store.delete(object).catch(() => false);
+    }
+  }
+
+  /** The put that records `tickets` as flushed, for the transaction that registers their files. */
+  coverageOps(tickets: readonly unknown[]): Op[] {
+    const put = coveredPut(this.keys, tickets);
+    return put ? [{ put }] : [];
+  }
+
+  /**
+   * On taking over as primary: hands every entry no registered file covers to `apply`, oldest
+   * segment first, with the ticket a flush of it must cover. Returns the entries replayed.
+   */
+  async replay(apply: (database: string, batches: ColumnBatch[], ticket: SharedTicket) => void): Promise<number> {
+    this.term++;
+    const state = await readSharedWal(this.opts.client, this.keys);
+    let replayed = 0;
+    for (const { id, record } of state.segments) {
+      if (fullyCovered(state, id, record.entries)) continue;
+      const done = state.covered.get(id);
+      // A failed read is retried (the take-over is attempted again); an object that is not a segment
+      // can never be replayed, and must not keep the cluster without a primary.
+      const bytes = await this.opts.store.get(record.object);
+      let entries: ReturnType<typeof decodeSegment>;
+      try {
+        entries = decodeSegment(bytes);
+      } catch (err) {
+        this.opts.log.error('a shared WAL segment cannot be decoded; its unflushed entries are skipped', { segment: id, object: record.object, error: messageOf(err) });
+        continue;
+      }
+      entries.forEach((e, i) => {
+        if (done?.has(i)) return;
+        apply(e.database, e.batches, new SharedTicket(id, i, this.term));
+        replayed++;
+      });
+    }
+    if (replayed > 0) this.opts.log.info('replayed the shared WAL entries of the previous primary', { entries: replayed, segments: state.segments.length });
+    return replayed;
+  }
+
+  /** Starts deleting fully covered segments (and their covered keys and objects) while `isPrimary()`. */
+  startCollecting(isPrimary: () => boolean): void {
+    this.collectTimer = setInterval(() => {
+      if (isPrimary()) void this.collect().catch((err) => this.opts.log.warn('cannot collect shared WAL segments; retried', { error: messageOf(err) }));
+    }, this.opts.collectMs ?? 1000);
+  }
+
+  /** One collection pass; returns the segments still pending. */
+  async collect(): Promise<number> {
+    const s = await readSharedWal(this.opts.client, this.keys);
+    const gone = new Set(s.segments.filter((x) => fullyCovered(s, x.id, x.record.entries)).map((x) => x.id));
+    const live = new Set(s.segments.map((x) => x.id));
+    const ops: Op[] = [...gone].map((id): Op => ({ delete: { key: this.keys.segment(id) } }));
+    for (const c of s.coveredKeys) if (c.segments.every((id) => gone.has(id) || !live.has(id))) ops.push({ delete: { key: c.key } });
+    for (let i = 0; i < ops.length; i += MAX_OPS) {
+      const r = await this.opts.client.txn([this.opts.fence()], ops.slice(i, i + MAX_OPS));
+      if (!r.succeeded) return s.segments.length - gone.size;
+    }
+    for (const x of s.segments) if (gone.has(x.id)) await this.opts.store.delete(x.record.object).catch(() => false);
+    const pending = s.segments.length - gone.size;
+    this.opts.onPending?.(pending);
+    return pending;
+  }
+
+  /** Stops the timers; queued writes are refused. */
+  close(): void {
+    clearInterval(this.timer);
+    if (this.collectTimer) clearInterval(this.collectTimer);
+    for (const w of this.pending) w.reject(notPrimary('this node is stopping; the write was not stored: retry'));
+    this.pending = [];
+  }
+}
