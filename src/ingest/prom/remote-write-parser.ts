@@ -103,34 +103,74 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
   const r = new Reader(buf);
   const requestStamp = nextStamp();
   const runs: MetricRun[] = [];
+  const n = buf.length;
   let records = 0;
-  while (r.at < buf.length) {
-    const tag = r.varint();
-    if (tag !== SERIES_TAG) {
-      r.skip(tag & 7);
+  let previous = -1;
+  // Positions live in locals here (the hot loop); the Reader takes over for anything unusual.
+  let at = 0;
+  while (at < n) {
+    if (buf[at] !== SERIES_TAG) {
+      r.at = at;
+      r.skip(r.varint() & 7);
+      at = r.at;
       continue;
     }
-    const end = r.lengthEnd();
-    const labelsStart = r.at;
-    while (r.at < end && buf[r.at] === SERIES_TAG) {
-      r.at++;
-      r.at = r.lengthEnd(end);
+    let len = buf[++at]!;
+    if (len < 0x80 && at < n) at++;
+    else {
+      r.at = at;
+      len = r.varint();
+      at = r.at;
     }
-    const labelsEnd = r.at;
+    const end = at + len;
+    if (end > n) throw truncated();
+    const labelsStart = at;
+    while (at < end && buf[at] === SERIES_TAG) {
+      const l = buf[at + 1]!;
+      if (l < 0x80 && at + 1 < end) at += 2 + l;
+      else {
+        r.at = at + 1;
+        at = r.lengthEnd(end);
+      }
+    }
+    if (at > end) throw truncated();
+    const labelsEnd = at;
     let samples = 0;
     let stray = false;
-    while (r.at < end) {
-      const t = r.varint();
-      if (t === SAMPLES_TAG) {
+    while (at < end) {
+      const t = buf[at]!;
+      const l = buf[at + 1]!;
+      if (t === SAMPLES_TAG && l < 0x80 && at + 1 < end) {
+        at += 2 + l;
+        samples++;
+        continue;
+      }
+      r.at = at;
+      const tag = r.varint();
+      if (tag === SAMPLES_TAG) {
         r.at = r.lengthEnd(end);
         samples++;
       } else {
-        if (t === SERIES_TAG) stray = true;
-        r.skip(t & 7, end);
+        if (tag === SERIES_TAG) stray = true;
+        r.skip(tag & 7, end);
+      }
+      at = r.at;
+    }
+    if (at > end) throw truncated();
+    let sid: number;
+    if (stray) sid = seriesOf(keyOfStrayLabels(r, labelsStart, end), 0, keyLength);
+    else {
+      // Senders repeat their series in the same order request after request: try the series that
+      // followed the previous one last time before hashing.
+      const guess = previous >= 0 ? table.successor[previous]! : -1;
+      if (guess >= 0 && table.matches(guess, buf, labelsStart, labelsEnd)) sid = guess;
+      else {
+        sid = seriesOf(buf, labelsStart, labelsEnd);
+        if (previous >= 0) table.successor[previous] = sid;
       }
     }
-    const sid = stray ? seriesOf(keyOfStrayLabels(r, labelsStart, end), 0, keyLength) : seriesOf(buf, labelsStart, labelsEnd);
-    r.at = end;
+    previous = sid;
+    at = end;
     if (samples === 0) continue;
 
     const rec = records++;
@@ -288,27 +328,62 @@ function columnsOf(r: Reader, run: MetricRun, arena: Arena, out: RemoteWriteResu
       }
     }
     const end = recEnd[rec]!;
-    r.at = recFrom[rec]!;
-    while (r.at < end) {
-      const t = r.varint();
-      if (t !== SAMPLES_TAG) {
-        r.skip(t & 7, end);
-        continue;
-      }
-      const send = r.lengthEnd(end);
+    let at = recFrom[rec]!;
+    while (at < end) {
+      let l = b[at + 1]!;
+      if (b[at] !== SAMPLES_TAG || !(l < 0x80 && at + 1 < end)) {
+        r.at = at;
+        const t = r.varint();
+        if (t !== SAMPLES_TAG) {
+          r.skip(t & 7, end);
+          at = r.at;
+          continue;
+        }
+        const e = r.lengthEnd(end);
+        at = r.at;
+        l = e - at;
+      } else at += 2;
+      const send = at + l;
+      if (send > end) throw truncated();
       let value = 0;
       let stale = false;
       let ms = 0;
-      while (r.at < send) {
-        const st = b[r.at++]!;
+      while (at < send) {
+        const st = b[at]!;
         if (st === VALUE_TAG) {
-          if (r.at + 8 > send) throw truncated();
-          value = r.double();
-          stale = value !== value && isStaleMarker(b, r.at - 8);
-        } else if (st === TIMESTAMP_TAG) ms = r.int64(send);
-        else {
-          r.at--;
+          if (at + 9 > send) throw truncated();
+          f64Bytes[0] = b[at + 1]!;
+          f64Bytes[1] = b[at + 2]!;
+          f64Bytes[2] = b[at + 3]!;
+          f64Bytes[3] = b[at + 4]!;
+          f64Bytes[4] = b[at + 5]!;
+          f64Bytes[5] = b[at + 6]!;
+          f64Bytes[6] = b[at + 7]!;
+          f64Bytes[7] = b[at + 8]!;
+          value = f64[0]!;
+          stale = value !== value && isStaleMarker(b, at + 1);
+          at += 9;
+        } else if (st === TIMESTAMP_TAG) {
+          const from = ++at;
+          let mul = 1;
+          ms = 0;
+          for (;;) {
+            if (at >= send) throw truncated();
+            const byte = b[at++]!;
+            ms += (byte & 0x7f) * mul;
+            if (byte < 0x80) break;
+            mul *= 128;
+            if (at - from === 10) throw invalid('cannot decode remote-write body: varint too long');
+          }
+          // Ten bytes: a negative int64 (before 1970), two's complement.
+          if (at - from === 10) {
+            r.at = from;
+            ms = r.int64(send);
+          }
+        } else {
+          r.at = at;
           r.skip(r.varint() & 7, send);
+          at = r.at;
         }
       }
       if (stale) {
@@ -336,11 +411,13 @@ function columnsOf(r: Reader, run: MetricRun, arena: Arena, out: RemoteWriteResu
   return { measurement: table.metrics[run.metric]!, length: row, time: trimShared(time, row), columns };
 }
 
+/** A sample's double, assembled from its little-endian bytes (the platforms Bun runs on are little-endian). */
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+
 /** Protobuf wire-format reading (varints, length-delimited fields, fixed64), every read bounds-checked. */
 class Reader {
   at = 0;
-  private readonly f64 = new Float64Array(1);
-  private readonly f64Bytes = new Uint8Array(this.f64.buffer);
   constructor(readonly bytes: Uint8Array) {}
 
   varint(): number {
@@ -384,22 +461,6 @@ class Reader {
     const s = utf8.decode(this.bytes.subarray(this.at, end));
     this.at = end;
     return s;
-  }
-
-  double(): number {
-    const b = this.bytes;
-    const f = this.f64Bytes;
-    const at = this.at;
-    f[0] = b[at]!;
-    f[1] = b[at + 1]!;
-    f[2] = b[at + 2]!;
-    f[3] = b[at + 3]!;
-    f[4] = b[at + 4]!;
-    f[5] = b[at + 5]!;
-    f[6] = b[at + 6]!;
-    f[7] = b[at + 7]!;
-    this.at = at + 8;
-    return this.f64[0]!;
   }
 
   skip(wire: number, limit = this.bytes.length): void {

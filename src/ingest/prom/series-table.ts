@@ -76,6 +76,8 @@ export class SeriesTable {
   seriesPairCount = new Int32Array(1 << 10);
   /** Series id -> shape id: the list of its tag-name ids (series of one metric usually share one). */
   seriesShape = new Int32Array(1 << 10);
+  /** Series id -> the series that followed it in the last request it was in (-1: none yet): the parser's first guess. */
+  successor = new Int32Array(1 << 10);
   shapes: number[][] = [];
   private readonly shapeIds = new Map<string, number>();
   pairList = new Int32Array(1 << 12);
@@ -117,6 +119,16 @@ export class SeriesTable {
     }
   }
 
+  /** Whether series `id` has exactly the label bytes `buf[start, end)`. */
+  matches(id: number, buf: Uint8Array, start: number, end: number): boolean {
+    const len = end - start;
+    if (this.keyLength[id] !== len) return false;
+    const keys = this.keys;
+    const k = this.keyStart[id]! - start;
+    for (let i = start; i < end; i++) if (keys[k + i] !== buf[i]) return false;
+    return true;
+  }
+
   /** Adds a series (not present: `find` said -1) with its metric and label pairs; returns its id. */
   add(buf: Uint8Array, start: number, end: number, hash: number, metric: string, labels: readonly string[]): number {
     const id = this.series++;
@@ -128,6 +140,7 @@ export class SeriesTable {
       this.seriesPairStart = grownInt32(this.seriesPairStart, size);
       this.seriesPairCount = grownInt32(this.seriesPairCount, size);
       this.seriesShape = grownInt32(this.seriesShape, size);
+      this.successor = grownInt32(this.successor, size);
     }
     const len = end - start;
     if (this.keysUsed + len > this.keys.length) {
@@ -138,6 +151,7 @@ export class SeriesTable {
       this.keys = keys;
     }
     this.keys.set(buf.subarray(start, end), this.keysUsed);
+    this.successor[id] = -1;
     this.keyStart[id] = this.keysUsed;
     this.keyLength[id] = len;
     this.keysUsed += len;
