@@ -95,14 +95,20 @@ function joinStrings(run: readonly ColumnBatch[], parts: readonly (Column & { ty
     if (code === undefined) index.set(v, (code = dictionary.push(v) - 1));
     return code;
   };
+  // Batches of one parser often share a dictionary array (remote write reuses an equal one): renumber it once.
+  const renumbered = new Map<(string | null)[], Uint32Array>();
   let at = 0;
   for (let i = 0; i < run.length; i++) {
     const n = run[i]!.length;
     const col = parts[i]!;
     if (col.dict) {
       const { codes: from, dictionary: dict } = col.dict;
-      const renumber = new Uint32Array(dict.length);
-      for (let c = 0; c < dict.length; c++) renumber[c] = codeOf(dict[c]);
+      let renumber = renumbered.get(dict);
+      if (renumber === undefined) {
+        renumber = new Uint32Array(dict.length);
+        for (let c = 0; c < dict.length; c++) renumber[c] = codeOf(dict[c]);
+        renumbered.set(dict, renumber);
+      }
       for (let r = 0; r < n; r++) codes[at + r] = renumber[from[r]!]!;
     } else {
       const values = col.values;

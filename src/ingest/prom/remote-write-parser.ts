@@ -297,6 +297,32 @@ function isStaleMarker(b: Uint8Array, at: number): boolean {
   return b[at] === 2 && b[at + 1] === 0 && b[at + 2] === 0 && b[at + 3] === 0 && b[at + 4] === 0 && b[at + 5] === 0 && b[at + 6] === 0xf0 && b[at + 7] === 0x7f;
 }
 
+/** The dictionary each (metric, tag name) had in its last batch, by `metric * 2^21 + name`. */
+const lastDictionaries = new Map<number, (string | null)[]>();
+let lastDictionariesEpoch = -1;
+
+/**
+ * `dictionary`, or the equal one the same column had in its previous batch: a sender repeating its
+ * series makes equal dictionaries request after request, and one shared array lets the flush join
+ * their batches without renumbering each (see coalesce-batches.ts). Values are the table's strings,
+ * so equal values are the same string and compare by identity.
+ */
+function sameDictionary(metric: number, name: number, dictionary: (string | null)[]): (string | null)[] {
+  if (lastDictionariesEpoch !== table.epoch) {
+    lastDictionaries.clear();
+    lastDictionariesEpoch = table.epoch;
+  }
+  const key = metric * 2 ** 21 + name;
+  const last = lastDictionaries.get(key);
+  if (last !== undefined && last.length === dictionary.length) {
+    let i = 1;
+    while (i < last.length && last[i] === dictionary[i]) i++;
+    if (i === last.length) return last;
+  }
+  lastDictionaries.set(key, dictionary);
+  return dictionary;
+}
+
 /** Pass 2 for one metric: its records' samples into columns. */
 function columnsOf(r: Reader, run: MetricRun, arena: Arena, out: RemoteWriteResult): ColumnBatch | null {
   const n = run.samples;
@@ -405,7 +431,7 @@ function columnsOf(r: Reader, run: MetricRun, arena: Arena, out: RemoteWriteResu
   const columns = new Map<string, Column>();
   for (let c = 0; c < columnCount; c++) {
     const column = trimShared(codes.subarray(c * n, c * n + n), row);
-    columns.set(table.names[run.names[c]!]!, dictionaryColumn({ codes: column, dictionary: dictionaries[c]! }, true));
+    columns.set(table.names[run.names[c]!]!, dictionaryColumn({ codes: column, dictionary: sameDictionary(run.metric, run.names[c]!, dictionaries[c]!) }, true));
   }
   columns.set('value', { type: 'float64', values: trimShared(values, row), valid: valid ? valid.subarray(0, row) : null, tag: false });
   return { measurement: table.metrics[run.metric]!, length: row, time: trimShared(time, row), columns };
