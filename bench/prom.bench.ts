@@ -6,7 +6,9 @@
  * /internal/force_flush), the honest figure when a server acks faster than it writes.
  *
  * The two servers run side by side and take alternating turns of load (BENCH_TURNS, default 5, sharing
- * BENCH_SECONDS each), so both see the same machine; the ratio is the median of the turns' ratios.
+ * BENCH_SECONDS each), so both see the same machine; the ratio is the median of the turns' ratios. Samples
+ * per CPU-second of each server process (from /proc, all threads) are reported too: on a machine shared
+ * with other work they vary far less than samples per wall-clock second.
  *
  * Payload: 2,000 samples per request, one per series, as Prometheus sends a scrape's worth (its
  * shards batch samples of many series at the same few timestamps): `BENCH_METRICS` metric names
@@ -15,7 +17,7 @@
  * Env: BENCH_SECONDS (default 10, per server), BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (a built
  * svc executable, or a wrapper that adds --cpu-prof).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remoteWriteBody, type Series } from '../tests/helpers/prom-write.ts';
@@ -81,10 +83,21 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   flush: () => Promise<void>;
+  /** Process whose CPU time is read from /proc (threads included). */
+  pid: number;
   /** Samples/s of each turn. */
   turns: number[];
+  /** Samples per CPU-second of the server process, each turn. */
+  perCpu: number[];
   acked: number;
   loadSeconds: number;
+}
+
+/** User + system CPU seconds a process has used so far, all threads (Linux /proc; clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
@@ -100,7 +113,9 @@ const targets: Target[] = [
       const r = await server.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
       if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
     },
+    pid: server.proc.pid,
     turns: [],
+    perCpu: [],
     acked: 0,
     loadSeconds: 0,
   },
@@ -120,7 +135,9 @@ try {
       flush: async () => {
         await fetch(`${base}/internal/force_flush`);
       },
+      pid: vm.pid,
       turns: [],
+      perCpu: [],
       acked: 0,
       loadSeconds: 0,
     });
@@ -133,10 +150,12 @@ try {
   for (const target of targets) await load(target.url, target.headers, 1);
   for (let t = 0; t < TURNS; t++) {
     for (const target of t % 2 === 0 ? targets : [...targets].reverse()) {
+      const cpu0 = cpuSeconds(target.pid);
       const started = performance.now();
       const sent = await load(target.url, target.headers, turnSeconds);
       const seconds = (performance.now() - started) / 1000;
       target.turns.push(sent / seconds);
+      target.perCpu.push(sent / (cpuSeconds(target.pid) - cpu0));
       target.acked += sent;
       target.loadSeconds += seconds;
     }
@@ -149,14 +168,17 @@ try {
   }
   targets.forEach((target, i) =>
     console.log(
-      `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed[i]!)} flushed (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
+      `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed[i]!)} flushed, ${Math.round(median(target.perCpu)).toLocaleString('en-US')} samples per CPU-second (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
     ),
   );
   if (targets.length === 2) {
     const ratios = targets[0]!.turns.map((r, i) => r / targets[1]!.turns[i]!);
+    const cpuRatios = targets[0]!.perCpu.map((r, i) => r / targets[1]!.perCpu[i]!);
     console.log(
       `ratio svc / VictoriaMetrics:   ${median(ratios).toFixed(2)}x acknowledged (median of the turns' ratios; turns ${ratios.map((r) => r.toFixed(2)).join(' ')}), ${(flushed[0]! / flushed[1]!).toFixed(2)}x flushed`,
     );
+    // Samples per CPU-second of each server's own process: what a busy shared machine disturbs least.
+    console.log(`ratio per CPU-second:          ${median(cpuRatios).toFixed(2)}x (turns ${cpuRatios.map((r) => r.toFixed(2)).join(' ')})`);
   }
 } finally {
   await server.cleanup();
