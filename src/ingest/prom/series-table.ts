@@ -10,9 +10,12 @@
  */
 
 /** Past these, the table starts over at the next request (memory stays bounded; a working set larger than this is decoded again). */
-const MAX_SERIES = 1 << 20;
-const MAX_KEY_BYTES = 128 << 20;
-const MAX_PAIRS = 1 << 21;
+export interface SeriesTableLimits {
+  maxSeries: number;
+  maxKeyBytes: number;
+  maxPairs: number;
+}
+const LIMITS: SeriesTableLimits = { maxSeries: 1 << 20, maxKeyBytes: 128 << 20, maxPairs: 1 << 21 };
 
 /**
  * MurmurHash3 (x86, 32-bit) of bytes [start, end): four bytes per step, about twice as fast as a
@@ -97,10 +100,16 @@ export class SeriesTable {
 
   /** Bumped when the table starts over. */
   epoch = 0;
+  private readonly limits: SeriesTableLimits;
+
+  constructor(limits: Partial<SeriesTableLimits> = {}) {
+    this.limits = { ...LIMITS, ...limits };
+  }
 
   /** Called before each request: starts over when the previous requests filled the table. */
   startRequest(): void {
-    if (this.series > MAX_SERIES || this.keysUsed > MAX_KEY_BYTES || this.pairValue.length > MAX_PAIRS) this.clear();
+    const { maxSeries, maxKeyBytes, maxPairs } = this.limits;
+    if (this.series > maxSeries || this.keysUsed > maxKeyBytes || this.pairValue.length > maxPairs) this.clear();
   }
 
   /** The id of the series whose label bytes are `buf[start, end)` (`hashKey` of them: `hash`), or -1. */
