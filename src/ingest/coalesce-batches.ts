@@ -96,7 +96,8 @@ function joinStrings(run: readonly ColumnBatch[], parts: readonly (Column & { ty
     return code;
   };
   // Batches of one parser often share a dictionary array (remote write reuses an equal one): renumber it once.
-  const renumbered = new Map<(string | null)[], Uint32Array>();
+  // The first dictionary's codes usually stay as they are (renumbering is the identity): then a copy.
+  const renumbered = new Map<(string | null)[], Uint32Array | null>();
   let at = 0;
   for (let i = 0; i < run.length; i++) {
     const n = run[i]!.length;
@@ -106,10 +107,13 @@ function joinStrings(run: readonly ColumnBatch[], parts: readonly (Column & { ty
       let renumber = renumbered.get(dict);
       if (renumber === undefined) {
         renumber = new Uint32Array(dict.length);
-        for (let c = 0; c < dict.length; c++) renumber[c] = codeOf(dict[c]);
+        let identity = true;
+        for (let c = 0; c < dict.length; c++) identity = (renumber[c] = codeOf(dict[c])) === c && identity;
+        if (identity) renumber = null;
         renumbered.set(dict, renumber);
       }
-      for (let r = 0; r < n; r++) codes[at + r] = renumber[from[r]!]!;
+      if (renumber === null) codes.set(from.subarray(0, n), at);
+      else for (let r = 0; r < n; r++) codes[at + r] = renumber[from[r]!]!;
     } else {
       const values = col.values;
       for (let r = 0; r < n; r++) codes[at + r] = codeOf(values[r]);
