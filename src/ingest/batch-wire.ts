@@ -5,6 +5,7 @@
  * their dictionary, so no per-row strings are cloned.
  */
 import { type Column, type ColumnBatch, dictionaryColumn } from './column-batch.ts';
+import { coalesceSmallBatches } from './coalesce-batches.ts';
 import { isShared } from './shared-arrays.ts';
 
 /** One column on the wire (a structured-clone-friendly ColumnBatch column). */
@@ -46,10 +47,10 @@ function encode(values: readonly (string | null)[], length: number): { codes: Ui
   return { codes, dictionary };
 }
 
-/** Batches as wire batches plus the buffers to pass as postMessage's transfer list. */
+/** Batches as wire batches plus the buffers to pass as postMessage's transfer list (runs of small batches joined first). */
 export function toWire(batches: readonly ColumnBatch[]): { batches: WireBatch[]; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
-  const out = batches.map((b): WireBatch => {
+  const out = coalesceSmallBatches(batches).map((b): WireBatch => {
     const columns: WireColumn[] = [];
     for (const [name, col] of b.columns) {
       if (col.type !== 'string') {

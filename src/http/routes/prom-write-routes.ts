@@ -3,7 +3,7 @@
  * path (names, WAL, buffer; 503 + Retry-After under backpressure, which Prometheus retries).
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { parseRemoteWrite, uncompressSnappy } from '../../ingest/index.ts';
+import { decodeRemoteWrite } from '../../ingest/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -21,7 +21,7 @@ export function promWriteRoutes(deps: WriteRouteDeps & { maxPayloadBytes: number
   app.post('/write', requirePermission('write'), countErrors, database(DATABASE_RULES.importWrite), deps.body, async (c) => {
     if (/io\.prometheus\.write\.v2/.test(c.req.header('content-type') ?? ''))
       throw new AppError('invalid', 'remote-write 2.0 is not supported: configure protobuf_message: prometheus.WriteRequest (1.0)');
-    const parsed = parseRemoteWrite(uncompressSnappy(c.var.body, deps.maxPayloadBytes));
+    const parsed = decodeRemoteWrite(c.var.body, deps.maxPayloadBytes);
     const rows = await deps.writes.write(c.var.database!, parsed.batches, c.get('access'));
     deps.metrics.ingestBytes.inc(c.var.bodyBytes);
     deps.metrics.promSamples.inc(rows);

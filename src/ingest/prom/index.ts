@@ -1,2 +1,2 @@
 /** Prometheus remote-write ingestion: a pure parser from the request body to columns. */
-export { parseRemoteWrite, uncompressSnappy, type RemoteWriteResult } from './remote-write-parser.ts';
+export { decodeRemoteWrite, parseRemoteWrite, uncompressSnappy, type RemoteWriteResult } from './remote-write-parser.ts';

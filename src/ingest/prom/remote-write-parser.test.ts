@@ -1,6 +1,34 @@
 import { describe, expect, test } from 'bun:test';
 import { encodeWriteRequest, remoteWriteBody } from '../../../tests/helpers/prom-write.ts';
-import { parseRemoteWrite, uncompressSnappy } from './remote-write-parser.ts';
+import snappy from 'snappyjs';
+import type { ColumnBatch } from '../column-batch.ts';
+import { decodeRemoteWrite, parseRemoteWrite, uncompressSnappy } from './remote-write-parser.ts';
+import { SeriesTable } from './series-table.ts';
+import { uncompressSnappyScratch } from './snappy.ts';
+
+/** Rows of batches as [measurement, time, value, tags...] sorted, to compare parses independently of order. */
+function rows(batches: readonly ColumnBatch[]): string[] {
+  const out: string[] = [];
+  for (const b of batches)
+    for (let r = 0; r < b.length; r++) {
+      const cells = [...b.columns].filter(([name]) => name !== 'value').map(([name, col]) => `${name}=${col.values[r]}`);
+      const value = b.columns.get('value')!;
+      out.push([b.measurement, b.time[r], value.valid?.[r] === 0 ? 'null' : value.values[r], ...cells.sort()].join(' '));
+    }
+  return out.sort();
+}
+
+/** Label fields encoded by hand: a TimeSeries with its labels after its samples (valid protobuf, unusual order). */
+function labelsAfterSamples(): Uint8Array {
+  const enc = new TextEncoder();
+  const bytes = (field: number, b: Uint8Array) => [(field << 3) | 2, b.length, ...b];
+  const label = (n: string, v: string) => bytes(1, Uint8Array.from([...bytes(1, enc.encode(n)), ...bytes(2, enc.encode(v))]));
+  const f = new DataView(new ArrayBuffer(8));
+  f.setFloat64(0, 7, true);
+  const sample = bytes(2, Uint8Array.from([0x09, ...new Uint8Array(f.buffer), 0x10, 0xe8, 0x07])); // value 7 at 1000 ms
+  const series = Uint8Array.from([...label('__name__', 'late'), ...sample, ...label('job', 'x')]);
+  return Uint8Array.from(bytes(1, series));
+}
 
 describe('remote-write parser', () => {
   test('metric name -> measurement, labels -> tags, samples -> value at ms timestamps; stale markers dropped, NaN null', () => {
@@ -46,5 +74,83 @@ describe('remote-write parser', () => {
     expect(() => parseRemoteWrite(encodeWriteRequest([{ labels: { __name__: 'up' }, samples: [[1, 1]] }]).subarray(0, 10))).toThrow(/remote-write/);
     expect(() => parseRemoteWrite(encodeWriteRequest([{ labels: { job: 'x' }, samples: [[1, 1]] }]))).toThrow(/__name__/);
     expect(() => uncompressSnappy(remoteWriteBody([{ labels: { __name__: 'up' }, samples: [[1, 1]] }]), 4)).toThrow(/max_payload_size/);
+  });
+
+  test('series seen before, in another order, with other label sets per metric, or labels after samples: same rows as a first parse', () => {
+    const a = { labels: { __name__: 'cpu', host: 'a', job: 'j' }, samples: [[1, 1000]] as [number, number][] };
+    const b = { labels: { __name__: 'cpu', host: 'b', job: 'j' }, samples: [[2, 1000]] as [number, number][] };
+    const c = { labels: { __name__: 'cpu', zone: 'z1' }, samples: [[3, 2000], [4, 3000]] as [number, number][] };
+    const d = { labels: { __name__: 'mem', host: 'a' }, samples: [[5, 1000]] as [number, number][] };
+    const first = rows(parseRemoteWrite(encodeWriteRequest([a, b, c, d])).batches);
+    expect(first).toEqual([
+      'cpu 1000000 1 host=a job=j zone=null',
+      'cpu 1000000 2 host=b job=j zone=null',
+      'cpu 2000000 3 host=null job=null zone=z1',
+      'cpu 3000000 4 host=null job=null zone=z1',
+      'mem 1000000 5 host=a',
+    ]);
+    // The table now knows every series and their order; other orders must not be mistaken for it.
+    expect(rows(parseRemoteWrite(encodeWriteRequest([a, b, c, d])).batches)).toEqual(first);
+    expect(rows(parseRemoteWrite(encodeWriteRequest([d, c, b, a])).batches)).toEqual(first);
+    expect(rows(parseRemoteWrite(encodeWriteRequest([b, d, a, c])).batches)).toEqual(first);
+    expect(rows(parseRemoteWrite(encodeWriteRequest([a, c])).batches)).toEqual([first[0], first[2], first[3]]);
+    const late = rows(parseRemoteWrite(labelsAfterSamples()).batches);
+    expect(late).toEqual(['late 1000000 7 job=x']);
+    expect(rows(parseRemoteWrite(labelsAfterSamples()).batches)).toEqual(late);
+  });
+
+  test('a column keeps its dictionary array while its values repeat, and gets a new one when they change', () => {
+    const series = (host: string) => ({ labels: { __name__: 'dict_reuse', host }, samples: [[1, 1000]] as [number, number][] });
+    const dict = (body: Uint8Array) => (parseRemoteWrite(body).batches[0]!.columns.get('host') as { dict: { dictionary: unknown[] } }).dict.dictionary;
+    const one = dict(encodeWriteRequest([series('a'), series('b')]));
+    expect(dict(encodeWriteRequest([series('a'), series('b')]))).toBe(one);
+    const other = dict(encodeWriteRequest([series('b'), series('a')]));
+    expect(other).not.toBe(one);
+    expect(other).toEqual([null, 'b', 'a']);
+    expect(one).toEqual([null, 'a', 'b']);
+  });
+
+  test('the series table starts over past its bounds, between requests only', () => {
+    const t = new SeriesTable({ maxSeries: 2 });
+    const key = (s: string) => new TextEncoder().encode(s);
+    const ids = ['k1', 'k2', 'k3'].map((k) => t.add(key(k), 0, 2, 7, 'm', ['host', k]));
+    expect(ids).toEqual([0, 1, 2]);
+    expect(t.find(key('k3'), 0, 2, 7)).toBe(2);
+    t.startRequest();
+    expect(t.epoch).toBe(1);
+    expect(t.find(key('k1'), 0, 2, 7)).toBe(-1);
+    expect(t.add(key('k1'), 0, 2, 7, 'm', ['host', 'k1'])).toBe(0);
+    expect(t.pairValue[t.pairList[t.seriesPairStart[0]!]!]).toBe('k1');
+  });
+
+  test('snappy: the same bytes as snappyjs on random and repetitive data; corrupt input is refused, never read out of bounds', () => {
+    let seed = 42;
+    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) & 0xff;
+    for (const size of [0, 1, 5, 60, 61, 300, 70_000, 300_000]) {
+      const data = new Uint8Array(size);
+      for (let i = 0; i < size; i++) data[i] = size % 2 ? rand() : i % 7 === 0 ? rand() : data[Math.max(0, i - 13)]!;
+      const compressed = snappy.compress(data);
+      expect(Buffer.compare(uncompressSnappy(compressed, 1 << 20), data)).toBe(0);
+      expect(Buffer.compare(uncompressSnappyScratch(compressed, 1 << 20), data)).toBe(0);
+      // Every truncation and a flipped byte: an error (400), not garbage or a crash.
+      for (const cut of [1, 2, compressed.length >> 1, compressed.length - 1])
+        if (cut > 0 && cut < compressed.length && size > 0) expect(() => uncompressSnappy(compressed.subarray(0, cut), 1 << 20)).toThrow(/snappy|uncompresses/);
+    }
+    for (let trial = 0; trial < 200; trial++) {
+      const garbage = Uint8Array.from({ length: 1 + (trial % 40) }, rand);
+      try {
+        const out = uncompressSnappy(garbage, 1 << 16);
+        expect(out.length).toBeLessThanOrEqual(1 << 16);
+      } catch (err) {
+        expect((err as Error).message).toMatch(/remote-write body/);
+      }
+    }
+  });
+
+  test('decodeRemoteWrite reuses its buffer: a large body then a small one decode correctly', () => {
+    const big = Array.from({ length: 500 }, (_, i) => ({ labels: { __name__: 'reuse', host: `h${i}` }, samples: [[i, 1000]] as [number, number][] }));
+    expect(decodeRemoteWrite(remoteWriteBody(big), 1 << 20).samples).toBe(500);
+    const small = decodeRemoteWrite(remoteWriteBody([{ labels: { __name__: 'reuse', host: 'x' }, samples: [[9, 2000]] }]), 1 << 20);
+    expect(rows(small.batches)).toEqual(['reuse 2000000 9 host=x']);
   });
 });

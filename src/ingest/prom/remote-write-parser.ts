@@ -1,14 +1,22 @@
 /**
- * Prometheus remote-write 1.0: a snappy-compressed (block format) protobuf WriteRequest, decoded
- * by hand (the schema is three small messages) straight into one ColumnBatch per metric name:
- * labels become tag columns, each sample a row with field `value` at its millisecond timestamp.
- * Staleness markers are dropped; other NaNs are stored as NULL (Parquet statistics stay usable).
+ * Prometheus remote-write 1.0: an uncompressed protobuf WriteRequest, read by hand over the bytes
+ * (the schema is three small messages) straight into one ColumnBatch per metric name: labels become
+ * tag columns, each sample a row with field `value` at its millisecond timestamp. Staleness markers
+ * are dropped; other NaNs are stored as NULL (Parquet statistics stay usable).
+ *
+ * No object per series or sample. Pass 1 walks the request once: each TimeSeries' label bytes are
+ * looked up in the process-wide SeriesTable (decoded only the first time a series is seen), its
+ * samples counted, and it is chained to its metric's list. Pass 2 fills, metric by metric, exactly
+ * sized columns carved out of one shared allocation; tag columns are dictionary codes whose
+ * per-batch numbering is kept in generation-stamped arrays indexed by the table's pair ids.
  */
-import snappy from 'snappyjs';
-import { invalid, tooLarge } from '../../lib/errors.ts';
+import { invalid } from '../../lib/errors.ts';
 import { dictionaryColumn, type Column, type ColumnBatch } from '../column-batch.ts';
 import { trimShared } from '../shared-arrays.ts';
-import { ByteInterner, hashBytes } from '../byte-interner.ts';
+import { hashKey, SeriesTable } from './series-table.ts';
+import { uncompressSnappyScratch } from './snappy.ts';
+
+export { uncompressSnappy } from './snappy.ts';
 
 /** The parse result: batches and what was dropped. */
 export interface RemoteWriteResult {
@@ -17,7 +25,7 @@ export interface RemoteWriteResult {
   staleDropped: number;
 }
 
-/** Field tags (field number << 3 | wire type) of the WriteRequest schema. */
+/** Field tags (field number << 3 | wire type) of the WriteRequest schema; each fits in one byte. */
 const SERIES_TAG = (1 << 3) | 2; // WriteRequest.timeseries, TimeSeries.labels, Label.name
 const SAMPLES_TAG = (2 << 3) | 2; // TimeSeries.samples, Label.value
 const VALUE_TAG = (1 << 3) | 1; // Sample.value (double)
@@ -27,108 +35,264 @@ const TIMESTAMP_TAG = (2 << 3) | 0; // Sample.timestamp (int64 ms)
 const RESERVED = new Set(['time', 'value']);
 
 const utf8 = new TextDecoder();
-/** Label names and values repeat on every series of a request: each distinct one is decoded once. */
-const interner = new ByteInterner();
+const table = new SeriesTable();
 
-/** Uncompresses a snappy block, refusing one that claims more than `maxBytes` uncompressed. */
-export function uncompressSnappy(body: Uint8Array, maxBytes: number): Uint8Array {
-  let len = 0;
-  let shift = 0;
-  for (let i = 0; i < Math.min(body.length, 5); i++) {
-    len += (body[i]! & 0x7f) * 2 ** shift;
-    if (body[i]! < 0x80) break;
-    shift += 7;
-  }
-  if (len > maxBytes) throw tooLarge(`cannot accept remote-write body: it uncompresses to ${len} bytes, more than server.max_payload_size (${maxBytes})`);
-  try {
-    return snappy.uncompress(body, maxBytes);
-  } catch (err) {
-    throw invalid(`cannot decode remote-write body: not snappy block-compressed data (${(err as Error).message})`);
-  }
+const truncated = () => invalid('cannot decode remote-write body: truncated protobuf');
+
+/** Measurement name of a metric name (recording rules' `:` becomes `_`). */
+const measurementName = (metric: string) => metric.replace(/:/g, '_');
+
+/** Growable Int32 scratch kept between requests (no allocation per request once warm). */
+function atLeast(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+  if (a.length >= n) return a;
+  let size = a.length;
+  while (size < n) size *= 2;
+  const b = new Int32Array(size);
+  b.set(a);
+  return b;
 }
 
-/** One series as read in the first pass: its labels and where its samples are. */
-interface SeriesRef {
-  /** Label names and values, alternating (no tuple per label). */
-  labels: string[];
-  samples: number[];
+/** Per TimeSeries of the current request: series id, where its fields after the labels start and end, next record of the same metric. */
+let recSeries = new Int32Array(4096);
+let recFrom = new Int32Array(4096);
+let recEnd = new Int32Array(4096);
+let recNext = new Int32Array(4096);
+/** Metric id -> stamp of the request that saw it, and its index in that request's metric list. */
+let metricStamp = new Int32Array(256);
+let metricSlot = new Int32Array(256);
+/** Tag-name id -> its column in the metric being filled; pair id -> stamp of the batch that numbered it, and its dictionary code. */
+let nameColumn = new Int32Array(256);
+let pairStamp = new Int32Array(4096);
+let pairCode = new Int32Array(4096);
+let stamp = 0;
+/** The label fields of a TimeSeries whose labels are not all in front, copied together to form its key. */
+let keyScratch = new Uint8Array(1024);
+
+function nextStamp(): number {
+  if (stamp >= 0x3fffffff) {
+    stamp = 0;
+    metricStamp.fill(0);
+    pairStamp.fill(0);
+  }
+  return ++stamp;
 }
 
-/** Measurement names of metric names seen before (recording rules' `:` becomes `_`). */
-const measurementOf = new Map<string, string>();
-function measurementName(metric: string): string {
-  let m = measurementOf.get(metric);
-  if (m === undefined) {
-    m = metric.replace(/:/g, '_');
-    if (measurementOf.size >= 65_536) measurementOf.clear();
-    measurementOf.set(metric, m);
-  }
-  return m;
+/** One metric of the request, filled in pass 2. */
+interface MetricRun {
+  metric: number;
+  /** Samples (an upper bound of rows: stale markers are dropped). */
+  samples: number;
+  /** Tag-name ids of every series of the metric (the union of their shapes), in order of appearance. */
+  names: number[];
+  lastShape: number;
+  head: number;
+  tail: number;
 }
 
 /**
- * Decodes an uncompressed WriteRequest into columns. Two passes: the first reads labels and counts
- * samples per metric, so the second writes straight into exactly sized shared arrays (tags as
- * dictionary codes: a series repeats its labels on every sample).
+ * A request body as received (snappy block) into columns. The body is uncompressed into a buffer the
+ * next call reuses: nothing of it outlives the parse (strings are decoded, numbers copied).
  */
+export function decodeRemoteWrite(body: Uint8Array, maxBytes: number): RemoteWriteResult {
+  return parseRemoteWrite(uncompressSnappyScratch(body, maxBytes));
+}
+
+/** Decodes an uncompressed WriteRequest into columns, one batch per metric name. */
 export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
-  const r = new ProtoReader(buf);
-  const byMetric = new Map<string, { series: SeriesRef[]; samples: number; tags: Set<string> }>();
-  while (!r.done()) {
-    const tag = r.varint();
-    if (tag !== SERIES_TAG) {
-      r.skip(tag & 7);
+  table.startRequest();
+  const r = new Reader(buf);
+  const requestStamp = nextStamp();
+  const runs: MetricRun[] = [];
+  const n = buf.length;
+  let records = 0;
+  let previous = -1;
+  // Positions live in locals here (the hot loop); the Reader takes over for anything unusual.
+  let at = 0;
+  while (at < n) {
+    if (buf[at] !== SERIES_TAG) {
+      r.at = at;
+      r.skip(r.varint() & 7);
+      at = r.at;
       continue;
     }
-    const end = r.lengthEnd();
-    const ref: SeriesRef = { labels: [], samples: [] };
-    let metric = '';
-    while (r.at < end) {
-      const t = r.varint();
-      if (t === SERIES_TAG) {
-        const lend = r.lengthEnd();
-        let name = '';
-        let value = '';
-        while (r.at < lend) {
-          const lt = r.varint();
-          if (lt === SERIES_TAG) name = r.string();
-          else if (lt === SAMPLES_TAG) value = r.string();
-          else r.skip(lt & 7);
-        }
-        if (name === '__name__') metric = value;
-        else ref.labels.push(RESERVED.has(name) ? `label_${name}` : name, value);
-      } else if (t === SAMPLES_TAG) {
-        // Start and end of each sample; read in the second pass.
-        const send = r.lengthEnd();
-        ref.samples.push(r.at, send);
-        r.at = send;
-      } else r.skip(t & 7);
+    let len = buf[++at]!;
+    if (len < 0x80 && at < n) at++;
+    else {
+      r.at = at;
+      len = r.varint();
+      at = r.at;
     }
-    if (!metric) throw invalid('cannot accept remote-write series without a __name__ label');
-    const measurement = measurementName(metric);
-    let m = byMetric.get(measurement);
-    if (!m) byMetric.set(measurement, (m = { series: [], samples: 0, tags: new Set() }));
-    m.series.push(ref);
-    m.samples += ref.samples.length / 2;
-    for (let i = 0; i < ref.labels.length; i += 2) m.tags.add(ref.labels[i]!);
+    const end = at + len;
+    if (end > n) throw truncated();
+    const labelsStart = at;
+    while (at < end && buf[at] === SERIES_TAG) {
+      const l = buf[at + 1]!;
+      if (l < 0x80 && at + 1 < end) at += 2 + l;
+      else {
+        r.at = at + 1;
+        at = r.lengthEnd(end);
+      }
+    }
+    if (at > end) throw truncated();
+    const labelsEnd = at;
+    let samples = 0;
+    let stray = false;
+    while (at < end) {
+      const t = buf[at]!;
+      const l = buf[at + 1]!;
+      if (t === SAMPLES_TAG && l < 0x80 && at + 1 < end) {
+        at += 2 + l;
+        samples++;
+        continue;
+      }
+      r.at = at;
+      const tag = r.varint();
+      if (tag === SAMPLES_TAG) {
+        r.at = r.lengthEnd(end);
+        samples++;
+      } else {
+        if (tag === SERIES_TAG) stray = true;
+        r.skip(tag & 7, end);
+      }
+      at = r.at;
+    }
+    if (at > end) throw truncated();
+    let sid: number;
+    if (stray) sid = seriesOf(keyOfStrayLabels(r, labelsStart, end), 0, keyLength);
+    else {
+      // Senders repeat their series in the same order request after request: try the series that
+      // followed the previous one last time before hashing.
+      const guess = previous >= 0 ? table.successor[previous]! : -1;
+      if (guess >= 0 && table.matches(guess, buf, labelsStart, labelsEnd)) sid = guess;
+      else {
+        sid = seriesOf(buf, labelsStart, labelsEnd);
+        if (previous >= 0) table.successor[previous] = sid;
+      }
+    }
+    previous = sid;
+    at = end;
+    if (samples === 0) continue;
+
+    const rec = records++;
+    if (rec >= recSeries.length) {
+      recSeries = atLeast(recSeries, rec + 1);
+      recFrom = atLeast(recFrom, rec + 1);
+      recEnd = atLeast(recEnd, rec + 1);
+      recNext = atLeast(recNext, rec + 1);
+    }
+    recSeries[rec] = sid;
+    recFrom[rec] = labelsEnd;
+    recEnd[rec] = end;
+    recNext[rec] = -1;
+    const metric = table.seriesMetric[sid]!;
+    if (metric >= metricStamp.length) {
+      metricStamp = atLeast(metricStamp, metric + 1);
+      metricSlot = atLeast(metricSlot, metric + 1);
+    }
+    let run: MetricRun;
+    if (metricStamp[metric] !== requestStamp) {
+      metricStamp[metric] = requestStamp;
+      metricSlot[metric] = runs.length;
+      runs.push((run = { metric, samples: 0, names: [], lastShape: -1, head: rec, tail: rec }));
+    } else {
+      run = runs[metricSlot[metric]!]!;
+      recNext[run.tail] = rec;
+      run.tail = rec;
+    }
+    run.samples += samples;
+    const shape = table.seriesShape[sid]!;
+    if (shape !== run.lastShape) {
+      run.lastShape = shape;
+      for (const name of table.shapes[shape]!) if (!run.names.includes(name)) run.names.push(name);
+    }
   }
-  // One shared allocation for every column of the request: allocating shared memory is the
-  // costly part (tens of µs each), and a request carries a few columns for each of many metrics.
+
+  nameColumn = atLeast(nameColumn, table.names.length);
+  pairStamp = atLeast(pairStamp, table.pairValue.length);
+  pairCode = atLeast(pairCode, table.pairValue.length);
+  // One shared region for every column of the request: allocating shared memory is the costly part
+  // (tens of µs each), and a request carries a few columns for each of many metrics.
   let bytes = 0;
-  for (const m of byMetric.values()) bytes += m.samples * (16 + 4 * m.tags.size) + 8 * (2 + m.tags.size);
-  const arena = { buf: new SharedArrayBuffer(bytes), at: 0 };
+  for (const run of runs) bytes += run.samples * (16 + 4 * run.names.length) + 24;
+  const arena = arenaOf(bytes);
   const out: RemoteWriteResult = { batches: [], samples: 0, staleDropped: 0 };
-  for (const [measurement, m] of byMetric) {
-    const batch = columnsOf(r, measurement, m.series, m.samples, arena, out);
+  for (const run of runs) {
+    const batch = columnsOf(r, run, arena, out);
     if (batch) out.batches.push(batch);
   }
   return out;
+}
+
+/** Length of the key last built by `keyOfStrayLabels`. */
+let keyLength = 0;
+
+/** Copies every label field of the TimeSeries at [start, end) into `keyScratch` (a sender that put labels after samples). */
+function keyOfStrayLabels(r: Reader, start: number, end: number): Uint8Array {
+  keyLength = 0;
+  r.at = start;
+  while (r.at < end) {
+    const from = r.at;
+    const t = r.varint();
+    r.skip(t & 7, end);
+    if (t !== SERIES_TAG) continue;
+    const len = r.at - from;
+    if (keyLength + len > keyScratch.length) {
+      const grown = new Uint8Array(Math.max(keyScratch.length * 2, keyLength + len));
+      grown.set(keyScratch.subarray(0, keyLength));
+      keyScratch = grown;
+    }
+    keyScratch.set(r.bytes.subarray(from, r.at), keyLength);
+    keyLength += len;
+  }
+  return keyScratch;
+}
+
+/** The series id of the label fields in `key[start, end)`, decoding and adding them when new. */
+function seriesOf(key: Uint8Array, start: number, end: number): number {
+  const hash = hashKey(key, start, end);
+  const sid = table.find(key, start, end, hash);
+  if (sid >= 0) return sid;
+  const r = new Reader(key);
+  r.at = start;
+  const labels: string[] = [];
+  let metric = '';
+  while (r.at < end) {
+    r.at++; // a label field's tag (SERIES_TAG: the caller checked)
+    const lend = r.lengthEnd(end);
+    let name = '';
+    let value = '';
+    while (r.at < lend) {
+      const t = r.varint();
+      if (t === SERIES_TAG) name = r.string(lend);
+      else if (t === SAMPLES_TAG) value = r.string(lend);
+      else r.skip(t & 7, lend);
+    }
+    if (name === '__name__') metric = value;
+    else labels.push(RESERVED.has(name) ? `label_${name}` : name, value);
+  }
+  if (!metric) throw invalid('cannot accept remote-write series without a __name__ label');
+  return table.add(key, start, end, hash, measurementName(metric), labels);
 }
 
 /** Carves typed arrays out of one SharedArrayBuffer; each starts 8-byte aligned (the total reserves the padding). */
 interface Arena {
   buf: SharedArrayBuffer;
   at: number;
+}
+
+/**
+ * Requests' columns come out of shared slabs of this size: creating a SharedArrayBuffer (and later
+ * collecting it) per request showed in profiles. A slab is freed once no buffered batch uses it any more.
+ */
+const SLAB_BYTES = 4 << 20;
+let slab: Arena = { buf: new SharedArrayBuffer(0), at: 0 };
+
+/** Room for `bytes` (8-byte aligned) in the current slab, a new one, or (large requests) an allocation of its own. */
+function arenaOf(bytes: number): Arena {
+  if (bytes > SLAB_BYTES / 4) return { buf: new SharedArrayBuffer(bytes), at: 0 };
+  slab.at = (slab.at + 7) & ~7;
+  if (slab.at + bytes > slab.buf.byteLength) slab = { buf: new SharedArrayBuffer(SLAB_BYTES), at: 0 };
+  return slab;
 }
 function float64s(a: Arena, n: number): Float64Array {
   a.at = (a.at + 7) & ~7;
@@ -143,129 +307,209 @@ function uint32s(a: Arena, n: number): Uint32Array {
   return v;
 }
 
-/** The second pass for one metric: rows of `series` into columns (`n` samples at most). */
-function columnsOf(r: ProtoReader, measurement: string, series: SeriesRef[], n: number, arena: Arena, out: RemoteWriteResult): ColumnBatch | null {
+/** Prometheus' staleness marker (value.StaleNaN), little-endian: 0x7ff0000000000002. */
+function isStaleMarker(b: Uint8Array, at: number): boolean {
+  return b[at] === 2 && b[at + 1] === 0 && b[at + 2] === 0 && b[at + 3] === 0 && b[at + 4] === 0 && b[at + 5] === 0 && b[at + 6] === 0xf0 && b[at + 7] === 0x7f;
+}
+
+/** The dictionary each (metric, tag name) had in its last batch, by `metric * 2^21 + name`. */
+const lastDictionaries = new Map<number, (string | null)[]>();
+let lastDictionariesEpoch = -1;
+
+/**
+ * `dictionary`, or the equal one the same column had in its previous batch: a sender repeating its
+ * series makes equal dictionaries request after request, and one shared array lets the flush join
+ * their batches without renumbering each (see coalesce-batches.ts). Values are the table's strings,
+ * so equal values are the same string and compare by identity.
+ */
+function sameDictionary(metric: number, name: number, dictionary: (string | null)[]): (string | null)[] {
+  if (lastDictionariesEpoch !== table.epoch) {
+    lastDictionaries.clear();
+    lastDictionariesEpoch = table.epoch;
+  }
+  const key = metric * 2 ** 21 + name;
+  const last = lastDictionaries.get(key);
+  if (last !== undefined && last.length === dictionary.length) {
+    let i = 1;
+    while (i < last.length && last[i] === dictionary[i]) i++;
+    if (i === last.length) return last;
+  }
+  lastDictionaries.set(key, dictionary);
+  return dictionary;
+}
+
+/** Pass 2 for one metric: its records' samples into columns. */
+function columnsOf(r: Reader, run: MetricRun, arena: Arena, out: RemoteWriteResult): ColumnBatch | null {
+  const n = run.samples;
   const time = float64s(arena, n);
   const values = float64s(arena, n);
   let valid: Uint8Array | null = null;
-  const tags = new Map<string, { codes: Uint32Array; dictionary: (string | null)[]; index: Map<string, number> }>();
+  // Every tag column of the metric in one array, column c at [c * n, c * n + n): one typed array to
+  // write through, and zeroes (NULL) where a series lacks a label.
+  const columnCount = run.names.length;
+  const codes = uint32s(arena, n * columnCount);
+  const dictionaries: (string | null)[][] = [];
+  for (let c = 0; c < columnCount; c++) {
+    nameColumn[run.names[c]!] = c * n;
+    dictionaries.push([null]);
+  }
+  const batchStamp = nextStamp();
+  const { seriesPairStart, seriesPairCount, pairList, pairName, pairValue } = table;
+  const b = r.bytes;
   let row = 0;
-  const cols: Uint32Array[] = [];
-  const codes: number[] = [];
-  for (const s of series) {
-    cols.length = 0;
-    codes.length = 0;
-    for (let i = 0; i < s.labels.length; i += 2) {
-      const value = s.labels[i + 1]!;
-      let t = tags.get(s.labels[i]!);
-      if (!t) tags.set(s.labels[i]!, (t = { codes: uint32s(arena, n), dictionary: [null], index: new Map() }));
-      let code = t.index.get(value);
-      if (code === undefined) {
-        code = t.dictionary.push(value) - 1;
-        t.index.set(value, code);
+  for (let rec = run.head; rec >= 0; rec = recNext[rec]!) {
+    const sid = recSeries[rec]!;
+    const first = seriesPairStart[sid]!;
+    const count = seriesPairCount[sid]!;
+    for (let k = 0; k < count; k++) {
+      const pair = pairList[first + k]!;
+      if (pairStamp[pair] !== batchStamp) {
+        pairStamp[pair] = batchStamp;
+        pairCode[pair] = dictionaries[nameColumn[pairName[pair]!]! / n]!.push(pairValue[pair]!) - 1;
       }
-      cols.push(t.codes);
-      codes.push(code);
     }
-    for (let k = 0; k < s.samples.length; k += 2) {
-      r.at = s.samples[k]!;
-      const send = s.samples[k + 1]!;
+    const end = recEnd[rec]!;
+    let at = recFrom[rec]!;
+    while (at < end) {
+      let l = b[at + 1]!;
+      if (b[at] !== SAMPLES_TAG || !(l < 0x80 && at + 1 < end)) {
+        r.at = at;
+        const t = r.varint();
+        if (t !== SAMPLES_TAG) {
+          r.skip(t & 7, end);
+          at = r.at;
+          continue;
+        }
+        const e = r.lengthEnd(end);
+        at = r.at;
+        l = e - at;
+      } else at += 2;
+      const send = at + l;
+      if (send > end) throw truncated();
       let value = 0;
       let stale = false;
       let ms = 0;
-      while (r.at < send) {
-        const t = r.varint();
-        if (t === VALUE_TAG) {
-          stale = r.isStaleMarker();
-          value = r.double();
-        } else if (t === TIMESTAMP_TAG) ms = r.int64();
-        else r.skip(t & 7);
+      while (at < send) {
+        const st = b[at]!;
+        if (st === VALUE_TAG) {
+          if (at + 9 > send) throw truncated();
+          f64Bytes[0] = b[at + 1]!;
+          f64Bytes[1] = b[at + 2]!;
+          f64Bytes[2] = b[at + 3]!;
+          f64Bytes[3] = b[at + 4]!;
+          f64Bytes[4] = b[at + 5]!;
+          f64Bytes[5] = b[at + 6]!;
+          f64Bytes[6] = b[at + 7]!;
+          f64Bytes[7] = b[at + 8]!;
+          value = f64[0]!;
+          stale = value !== value && isStaleMarker(b, at + 1);
+          at += 9;
+        } else if (st === TIMESTAMP_TAG) {
+          const from = ++at;
+          let mul = 1;
+          ms = 0;
+          for (;;) {
+            if (at >= send) throw truncated();
+            const byte = b[at++]!;
+            ms += (byte & 0x7f) * mul;
+            if (byte < 0x80) break;
+            mul *= 128;
+            if (at - from === 10) throw invalid('cannot decode remote-write body: varint too long');
+          }
+          // Ten bytes: a negative int64 (before 1970), two's complement.
+          if (at - from === 10) {
+            r.at = from;
+            ms = r.int64(send);
+          }
+        } else {
+          r.at = at;
+          r.skip(r.varint() & 7, send);
+          at = r.at;
+        }
       }
       if (stale) {
         out.staleDropped++;
         continue;
       }
       time[row] = ms * 1000;
-      if (Number.isNaN(value)) (valid ??= new Uint8Array(n).fill(1))[row] = 0;
+      if (value !== value) (valid ??= new Uint8Array(n).fill(1))[row] = 0;
       else values[row] = value;
-      for (let c = 0; c < cols.length; c++) cols[c]![row] = codes[c]!;
+      for (let k = 0; k < count; k++) {
+        const pair = pairList[first + k]!;
+        codes[nameColumn[pairName[pair]!]! + row] = pairCode[pair]!;
+      }
       row++;
     }
   }
   if (row === 0) return null;
   out.samples += row;
   const columns = new Map<string, Column>();
-  for (const [name, t] of tags) columns.set(name, dictionaryColumn({ codes: trimShared(t.codes, row), dictionary: t.dictionary }, true));
+  for (let c = 0; c < columnCount; c++) {
+    const column = trimShared(codes.subarray(c * n, c * n + n), row);
+    columns.set(table.names[run.names[c]!]!, dictionaryColumn({ codes: column, dictionary: sameDictionary(run.metric, run.names[c]!, dictionaries[c]!) }, true));
+  }
   columns.set('value', { type: 'float64', values: trimShared(values, row), valid: valid ? valid.subarray(0, row) : null, tag: false });
-  return { measurement, length: row, time: trimShared(time, row), columns };
+  return { measurement: table.metrics[run.metric]!, length: row, time: trimShared(time, row), columns };
 }
 
-/** Prometheus' staleness marker: one particular NaN (value.StaleNaN). */
-const STALE_HI = 0x7ff00000;
-const STALE_LO = 0x00000002;
+/** A sample's double, assembled from its little-endian bytes (the platforms Bun runs on are little-endian). */
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
 
-/** Protobuf wire-format reading (varints, length-delimited fields, fixed64). */
-class ProtoReader {
+/** Protobuf wire-format reading (varints, length-delimited fields, fixed64), every read bounds-checked. */
+class Reader {
   at = 0;
-  private readonly view: DataView;
-  constructor(private readonly b: Uint8Array) {
-    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  done(): boolean {
-    return this.at >= this.b.length;
-  }
+  constructor(readonly bytes: Uint8Array) {}
+
   varint(): number {
-    let v = 0;
-    let mul = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this.at >= this.b.length) throw invalid('cannot decode remote-write body: truncated protobuf');
-      const byte = this.b[this.at++]!;
+    const b = this.bytes;
+    if (this.at >= b.length) throw truncated();
+    const first = b[this.at++]!;
+    if (first < 0x80) return first;
+    let v = first & 0x7f;
+    let mul = 128;
+    for (let i = 1; i < 10; i++) {
+      if (this.at >= b.length) throw truncated();
+      const byte = b[this.at++]!;
       v += (byte & 0x7f) * mul;
       if (byte < 0x80) return v;
       mul *= 128;
     }
     throw invalid('cannot decode remote-write body: varint too long');
   }
-  /** A signed int64 varint (negative values are ten bytes of two's complement). */
-  int64(): number {
+
+  /** A signed int64 varint (negative values are ten bytes of two's complement) that must end by `limit`. */
+  int64(limit: number): number {
     const start = this.at;
     const v = this.varint();
+    if (this.at > limit) throw truncated();
     if (this.at - start < 10) return v;
-    this.at = start;
     let big = 0n;
-    for (let i = 0n; i < 10n; i++) big |= BigInt(this.b[this.at++]! & 0x7f) << (7n * i);
+    for (let i = 0; i < 10; i++) big |= BigInt(this.bytes[start + i]! & 0x7f) << BigInt(7 * i);
     return Number(BigInt.asIntN(64, big));
   }
-  lengthEnd(): number {
+
+  /** Reads a length prefix; returns where the field ends, which must be within `limit`. */
+  lengthEnd(limit = this.bytes.length): number {
     const len = this.varint();
     const end = this.at + len;
-    if (end > this.b.length) throw invalid('cannot decode remote-write body: field runs past the end');
+    if (end > limit) throw invalid('cannot decode remote-write body: field runs past the end');
     return end;
   }
-  string(): string {
-    const end = this.lengthEnd();
-    const hash = hashBytes(this.b, this.at, end);
-    let s = interner.get(this.b, this.at, end, hash);
-    if (s === null) {
-      s = utf8.decode(this.b.subarray(this.at, end));
-      interner.set(this.b, this.at, end, hash, s);
-    }
+
+  string(limit: number): string {
+    const end = this.lengthEnd(limit);
+    const s = utf8.decode(this.bytes.subarray(this.at, end));
     this.at = end;
     return s;
   }
-  isStaleMarker(): boolean {
-    return this.view.getUint32(this.at + 4, true) === STALE_HI && this.view.getUint32(this.at, true) === STALE_LO;
-  }
-  double(): number {
-    const v = this.view.getFloat64(this.at, true);
-    this.at += 8;
-    return v;
-  }
-  skip(wire: number): void {
+
+  skip(wire: number, limit = this.bytes.length): void {
     if (wire === 0) this.varint();
     else if (wire === 1) this.at += 8;
-    else if (wire === 2) this.at = this.lengthEnd();
+    else if (wire === 2) this.at = this.lengthEnd(limit);
     else if (wire === 5) this.at += 4;
     else throw invalid(`cannot decode remote-write body: unsupported protobuf wire type ${wire}`);
+    if (this.at > limit) throw truncated();
   }
 }
