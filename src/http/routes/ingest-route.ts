@@ -5,7 +5,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { BufferSet, WriteService } from '../../buffer/index.ts';
-import { parseLineProtocol, parseMsgpackWrite, type ColumnBatch, type Precision } from '../../ingest/index.ts';
+import { parseMsgpackWrite, ParsePool, type ColumnBatch, type Precision } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
 import { readQuery } from '../body.ts';
@@ -32,7 +32,7 @@ export interface ParsedWrite {
 export interface IngestFormat {
   /** Name of a record in error messages (`points`, `element sets`). */
   records: string;
-  parse(body: Uint8Array, c: Context<AppEnv>): ParsedWrite;
+  parse(body: Uint8Array, c: Context<AppEnv>): ParsedWrite | Promise<ParsedWrite>;
   counters(metrics: SvcMetrics): { requests: Counts; records: Counts; failedRequests?: Counts; rejectedRecords?: Counts };
 }
 
@@ -55,16 +55,21 @@ const precisionQuery = z
   })
   .loose();
 
-/** Line protocol (`precision` query parameter); bad lines are reported, good ones written. */
-export const LINE_PROTOCOL: IngestFormat = {
-  records: 'points',
-  parse(body, c) {
-    const { precision } = readQuery(c, precisionQuery);
-    const parsed = parseLineProtocol(body, { precision, now: Date.now() * 1000 });
-    return { batches: parsed.batches, rejected: parsed.rejected, firstError: parsed.errors[0] };
-  },
-  counters: (m) => ({ requests: m.lineprotocolRequests, records: m.lineprotocolRecords, rejectedRecords: m.lineprotocolErrors }),
-};
+/** Line protocol (`precision` query parameter), parsed by `pool`; bad lines are reported, good ones written. */
+export function lineProtocolFormat(pool: ParsePool): IngestFormat {
+  return {
+    records: 'points',
+    async parse(body, c) {
+      const { precision } = readQuery(c, precisionQuery);
+      const parsed = await pool.parseLineProtocol(body, { precision, now: Date.now() * 1000 });
+      return { batches: parsed.batches, rejected: parsed.rejected, firstError: parsed.errors[0] };
+    },
+    counters: (m) => ({ requests: m.lineprotocolRequests, records: m.lineprotocolRecords, rejectedRecords: m.lineprotocolErrors }),
+  };
+}
+
+/** Line protocol parsed on the event loop. */
+export const LINE_PROTOCOL: IngestFormat = lineProtocolFormat(new ParsePool(0));
 
 /** Columnar MessagePack: all or nothing. */
 export const MSGPACK: IngestFormat = {
@@ -89,7 +94,7 @@ export function ingestRoute(format: IngestFormat, rule: DatabaseRule, deps: Writ
   };
   const app = new Hono<AppEnv>();
   app.post('/', requirePermission('write'), counted, database(rule), deps.body, async (c) => {
-    const parsed = format.parse(c.var.body, c);
+    const parsed = await format.parse(c.var.body, c);
     const written = await deps.writes.write(c.var.database!, parsed.batches, c.get('access'));
     counts.records.inc(written);
     deps.metrics.ingestBytes.inc(c.var.bodyBytes);
