@@ -264,10 +264,10 @@ async function composeServices(
   const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled ? wal : null, storageProblem: () => gate.writeProblem() });
   // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
   const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
-  const writeDeps = { writes, buffers, metrics, body };
-  // Large line-protocol bodies are parsed in Workers, so both cores take requests (ingest.parse_workers).
+  // Large line-protocol and MessagePack bodies are parsed in Workers, so both cores take requests (ingest.parse_workers).
   const parsePool = new ParsePool(i.parse_workers, (message) => logger.warn(message));
   services.add('parse-pool', () => parsePool.close());
+  const writeDeps = { writes, buffers, metrics, body, parsePool };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({
@@ -320,7 +320,7 @@ async function composeServices(
     cluster: cluster ? () => cluster : undefined,
     routers: [
       ['/api/v1/write/msgpack', msgpackWriteRoutes(writeDeps)],
-      ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout, parsePool })],
+      ['/', lineProtocolWriteRoutes({ ...writeDeps, flushTimeoutMs: config.server.write_timeout })],
       ['/api/v1/prom', promWriteRoutes({ ...writeDeps, maxPayloadBytes: config.server.max_payload_size })],
       ['/', importRoutes({ imports, writes, metrics, body })],
       ['/', metricsRoutes({ metrics, history: observed.history, memory: () => memoryDetail(observed.gc.figures(), metrics.goroutines.value(), readiness.startedAt) })],

@@ -5,7 +5,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { BufferSet, WriteService } from '../../buffer/index.ts';
-import { parseMsgpackWrite, ParsePool, type ColumnBatch, type Precision } from '../../ingest/index.ts';
+import type { ColumnBatch, ParsePool, Precision } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
 import { readQuery } from '../body.ts';
@@ -19,6 +19,8 @@ export interface WriteRouteDeps {
   buffers: BufferSet;
   metrics: SvcMetrics;
   body: MiddlewareHandler<AppEnv>;
+  /** Parses large line-protocol and MessagePack bodies off the event loop (absent: parsed in place). */
+  parsePool?: ParsePool;
 }
 
 /** A parser's answer: the batches to write and the first of the records it refused. */
@@ -68,15 +70,14 @@ export function lineProtocolFormat(pool: ParsePool): IngestFormat {
   };
 }
 
-/** Line protocol parsed on the event loop. */
-export const LINE_PROTOCOL: IngestFormat = lineProtocolFormat(new ParsePool(0));
-
-/** Columnar MessagePack: all or nothing. */
-export const MSGPACK: IngestFormat = {
-  records: 'records',
-  parse: (body) => ({ batches: parseMsgpackWrite(body, { now: Date.now() * 1000 }), rejected: 0 }),
-  counters: (m) => ({ requests: m.msgpackRequests, records: m.msgpackRecords, failedRequests: m.msgpackErrors }),
-};
+/** Columnar MessagePack, parsed by `pool`: all or nothing. */
+export function msgpackFormat(pool: ParsePool): IngestFormat {
+  return {
+    records: 'records',
+    parse: async (body) => ({ batches: await pool.parseMsgpack(body, Date.now() * 1000), rejected: 0 }),
+    counters: (m) => ({ requests: m.msgpackRequests, records: m.msgpackRecords, failedRequests: m.msgpackErrors }),
+  };
+}
 
 /**
  * A router with one `POST /` (mount it at the route's path): 204 when every record was written,

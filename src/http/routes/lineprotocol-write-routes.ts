@@ -10,7 +10,7 @@ import { ingestRoute, lineProtocolFormat, type WriteRouteDeps } from './ingest-r
  * Line-protocol writes on `/write` (1.x), `/api/v2/write` (2.x) and `/api/v1/write/line-protocol`,
  * plus that last route's `/flush` (admin), `/stats` and `/health`. Mounted at `/`.
  */
-export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs: number; parsePool?: ParsePool }) {
+export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs: number }) {
   const { metrics } = deps;
   const format = lineProtocolFormat(deps.parsePool ?? new ParsePool(0));
   const app = new Hono<AppEnv>();

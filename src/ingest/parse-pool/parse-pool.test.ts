@@ -2,7 +2,9 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { AppError } from '../../lib/errors.ts';
 import type { ColumnBatch } from '../column-batch.ts';
 import { parseLineProtocol, type LineProtocolOptions, type LineProtocolResult } from '../lineprotocol/index.ts';
+import { parseMsgpackWrite } from '../msgpack/index.ts';
 import { values } from '../test-support.ts';
+import { Packr } from 'msgpackr';
 import { MIN_OFFLOAD_BYTES, ParsePool } from './index.ts';
 
 const opts: LineProtocolOptions = { precision: 'ns', now: 1_700_000_000_123_456 };
@@ -83,6 +85,37 @@ describe('ParsePool', () => {
     const err = await pool.parseLineProtocol(body(2000), bad).then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).message).toContain("unknown precision 'h'");
+  });
+
+  test('MessagePack: a large body parsed in a worker gives the in-place batches; a bad one the same 400', async () => {
+    const rows = 6000;
+    const columns = {
+      time: Array.from({ length: rows }, (_, i) => 1_700_000_000_000_000 + i),
+      host: Array.from({ length: rows }, (_, i) => `host_${i % 100}`),
+      v: Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? null : i * 0.25)),
+      n: Array.from({ length: rows }, (_, i) => i),
+    };
+    const bytes = new Packr({ useRecords: false }).pack({ m: 'cpu', columns }).slice();
+    expect(bytes.byteLength).toBeGreaterThan(MIN_OFFLOAD_BYTES);
+    const now = 1_700_000_000_123_456;
+    const here = plain({ batches: parseMsgpackWrite(bytes, { now }), errors: [], lines: 0, rejected: 0 });
+    const before = pool.offloaded;
+    const batches = await pool.parseMsgpack(bytes, now);
+    expect(pool.offloaded).toBe(before + 1);
+    expect(plain({ batches, errors: [], lines: 0, rejected: 0 })).toEqual(here);
+
+    const bad = new Packr({ useRecords: false }).pack({ m: 'cpu', columns: { ...columns, n: columns.n.slice(1) } }).slice();
+    const inPlace = (() => {
+      try {
+        parseMsgpackWrite(bad, { now });
+      } catch (err) {
+        return err as AppError;
+      }
+    })();
+    expect(inPlace).toBeInstanceOf(AppError);
+    const pooled = await pool.parseMsgpack(bad, now).then(() => null, (e: unknown) => e as AppError);
+    expect(pooled).toBeInstanceOf(AppError);
+    expect({ status: pooled!.status, message: pooled!.message }).toEqual({ status: inPlace!.status, message: inPlace!.message });
   });
 
   test('size 0 parses in place with the same result', async () => {
