@@ -7,7 +7,7 @@ import { columnNameProblem } from '../../lib/names.ts';
 import { BatchBuilder, type ColumnBuilder, KIND_STRING, KIND_WORDS } from '../column-builder.ts';
 import { decodeName, tagCodes } from './tokens.ts';
 
-// Below this many expected rows a tag column stays a plain array: the codes' lookup table would cost more.
+// Below this many expected rows a tag column stays a plain array: the codes' lookup table (32 KB) would cost more.
 const MIN_CODED_ROWS = 256;
 
 /** One measurement's builder and the caches that map key bytes to its columns. */
@@ -20,9 +20,16 @@ export class MeasurementState {
   private fieldKeys: Uint8Array[] = [];
   private fieldCols: ColumnBuilder[] = [];
 
-  /** `expectedRows`: the rows to size the columns for (0: a default, grown as needed). */
+  /** Tag columns are kept as dictionary codes (only when many rows are expected). */
+  private readonly codedTags: boolean;
+
+  /**
+   * `expectedRows`: the rows to size the columns for (0: a default, grown as needed). Only a measurement
+   * sized this way codes its tags, so a body of many small measurements does not pay a table per tag.
+   */
   constructor(name: string, expectedRows = 0) {
     this.batch = new BatchBuilder(name, expectedRows > 0 ? expectedRows : undefined);
+    this.codedTags = expectedRows >= MIN_CODED_ROWS;
   }
 
   /** Column of the `i`-th tag of the line, key in bytes [start, end); null (see `problem`) if the key is unusable. */
@@ -36,7 +43,7 @@ export class MeasurementState {
       col = this.batch.addColumn(name, KIND_STRING, true);
       // Tag values repeat: codes into a dictionary, not a string per row (the flush path and the WAL
       // then copy codes instead of re-encoding strings).
-      if (col.cap >= MIN_CODED_ROWS) col.codes = tagCodes(col.cap);
+      if (this.codedTags) col.codes = tagCodes(col.cap);
     } else if (!col.tag) {
       return this.refuse(`cannot use tag key '${name}': it is already a field of this measurement`);
     }
