@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
+import { ParsePool } from '../../ingest/index.ts';
 import { unavailable } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ParsePool } from '../../ingest/index.ts';
 import { ingestRoute, lineProtocolFormat, type WriteRouteDeps } from './ingest-route.ts';
 
 /**

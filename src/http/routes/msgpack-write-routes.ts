@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
+import { ParsePool } from '../../ingest/index.ts';
 import type { AppEnv } from '../context.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ParsePool } from '../../ingest/index.ts';
 import { ingestRoute, msgpackFormat, type WriteRouteDeps } from './ingest-route.ts';
 import { MSGPACK_SPEC } from './msgpack-spec.ts';
 
