@@ -202,6 +202,17 @@ async function referenceRate(kind: 'decode' | 'split', f: Format): Promise<numbe
   }
 }
 
+/**
+ * CPU seconds (user + system, every thread) `pid` has used so far. CPU per row is the figure a shared
+ * machine disturbs least: waiting for a core costs wall time, not CPU time.
+ */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 /** Peak resident set size (bytes) of `pid` while `work` runs, sampled every 100 ms. */
 async function peakRss<T>(pid: number, work: Promise<T>): Promise<[T, number]> {
   let peak = 0;
@@ -231,6 +242,8 @@ interface SvcRun {
   /** Acknowledged rows not found by count(*). */
   missing: number;
   rss: number;
+  /** CPU seconds of the server (all threads) per million rows, from the load's start to the end of the final flush. */
+  cpuPerMillion: number;
 }
 
 async function countRows(url: string): Promise<number> {
@@ -255,11 +268,13 @@ async function svcRun(f: Format): Promise<SvcRun> {
   const args = exe ? ['serve'] : prof ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')] : undefined;
   const server = await startServer({ dir, executable: exe ?? (prof ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
   try {
+    const cpu0 = cpuSeconds(server.proc.pid);
     const [svc, rss] = await peakRss(server.proc.pid, load(f, server.url, f.path, { ...auth, ...f.headers }));
     const drainStart = performance.now();
     const res = await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
     await res.arrayBuffer();
     const end = performance.now();
+    const cpu = cpuSeconds(server.proc.pid) - cpu0;
     const rows = await countRows(server.url);
     return {
       acked: svc.acked / svc.seconds,
@@ -268,6 +283,7 @@ async function svcRun(f: Format): Promise<SvcRun> {
       errors: svc.errors + (res.status === 200 ? 0 : 1),
       missing: svc.acked - rows,
       rss,
+      cpuPerMillion: cpu / (rows / 1e6),
     };
   } finally {
     await server.stop();
@@ -287,16 +303,28 @@ async function waitFor(url: string, status: number): Promise<void> {
   for (let i = 0; i < 400 && (await fetch(url).catch(() => null))?.status !== status; i++) await Bun.sleep(50);
 }
 
-/** VictoriaMetrics' InfluxDB `/write` on the same bodies; it answers 204 once lines are in its in-memory buffers. */
-async function victoriaRun(vm: string, f: Format): Promise<number | null> {
+/** A reference's acked rate and its CPU seconds per million rows (load plus its flush). */
+interface RefRun {
+  rate: number;
+  cpuPerMillion: number;
+}
+
+/**
+ * VictoriaMetrics' InfluxDB `/write` on the same bodies; it answers 204 once lines are in its in-memory
+ * buffers. Its CPU is counted until /internal/force_flush has put them into parts.
+ */
+async function victoriaRun(vm: string, f: Format): Promise<RefRun | null> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
   const port = freePort();
   const child = Bun.spawn([vm, `-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR', '-maxInsertRequestSize=1073741824'], { stdout: 'ignore', stderr: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${url}/health`, 200);
+    const cpu0 = cpuSeconds(child.pid);
     const r = await load(f, url, '/write?db=bench', {});
-    return r.errors > 0 ? null : r.acked / r.seconds;
+    await fetch(`${url}/internal/force_flush`);
+    const cpu = cpuSeconds(child.pid) - cpu0;
+    return r.errors > 0 ? null : { rate: r.acked / r.seconds, cpuPerMillion: cpu / (r.acked / 1e6) };
   } finally {
     child.kill('SIGTERM');
     await child.exited;
@@ -360,6 +388,7 @@ async function main(): Promise<void> {
     all.push({ name: 'lp', path: '/write?db=bench', headers: {}, bodies, dir: bodyDir(bodies), records: LP_LINES });
   }
   const results = new Map<string, Row[]>();
+  const vmCpu = new Map<string, number[]>();
   try {
     for (let r = 0; r < REPEATS; r++)
       for (const f of all) {
@@ -367,13 +396,17 @@ async function main(): Promise<void> {
         const svc = await svcRun(f);
         if (f.name === 'lp') {
           refs['split-only'] = await referenceRate('split', f);
-          if (VM) refs.VictoriaMetrics = await victoriaRun(VM, f).catch(refused('VictoriaMetrics'));
+          if (VM) {
+            const vm = await victoriaRun(VM, f).catch(refused('VictoriaMetrics'));
+            refs.VictoriaMetrics = vm?.rate ?? null;
+            vmCpu.set(f.name, [...(vmCpu.get(f.name) ?? []), vm?.cpuPerMillion ?? NaN]);
+          }
           if (INFLUXD) refs['InfluxDB 1.x'] = await influxRun(INFLUXD, f).catch(refused('InfluxDB'));
         }
         results.set(f.name, [...(results.get(f.name) ?? []), { svc, refs }]);
         const refText = Object.entries(refs).map(([k, v]) => `${k} ${v === null ? 'failed' : fmt(v)}`).join('  ');
         console.log(
-          `  run ${r + 1} ${f.name.padEnd(7)} acked ${fmt(svc.acked)}  on-disk ${fmt(svc.onDisk)}  drain ${svc.drainSeconds.toFixed(2)}s  peak RSS ${(svc.rss / 2 ** 20).toFixed(0)} MiB  | ${refText}` +
+          `  run ${r + 1} ${f.name.padEnd(7)} acked ${fmt(svc.acked)}  on-disk ${fmt(svc.onDisk)}  drain ${svc.drainSeconds.toFixed(2)}s  CPU ${svc.cpuPerMillion.toFixed(2)} s/M rows  peak RSS ${(svc.rss / 2 ** 20).toFixed(0)} MiB  | ${refText}` +
             (svc.errors ? `  errors ${svc.errors}` : '') +
             (svc.missing > 0 ? `  NOT COUNTED BACK ${svc.missing}` : ''),
         );
@@ -393,6 +426,13 @@ async function main(): Promise<void> {
       const v = vals.length ? median(vals) : undefined;
       console.log(`| ${f.name} | ${fmt(a)} | ${fmt(d)} | ${(rss / 2 ** 20).toFixed(0)} MiB | ${ref} ${v === undefined ? 'failed' : fmt(v)} | ${ratio(d, v)} (acked ${ratio(a, v)}) |`);
     }
+  }
+  const lp = results.get('lp');
+  const vmc = (vmCpu.get('lp') ?? []).filter(Number.isFinite);
+  if (lp && vmc.length) {
+    const ours = median(lp.map((x) => x.svc.cpuPerMillion));
+    const theirs = median(vmc);
+    console.log(`\nCPU per million lines (server, every thread, load + final flush; medians): svc ${ours.toFixed(2)} s, VictoriaMetrics ${theirs.toFixed(2)} s: VictoriaMetrics / svc = ${(theirs / ours).toFixed(2)}x (above 1: svc needs less CPU per line)`);
   }
   console.log('goals: lp on-disk >= 1.0x VictoriaMetrics; msgpack >= 0.75x decode-only; peak RSS <= 1.5 GB');
 }
