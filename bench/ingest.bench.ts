@@ -18,7 +18,7 @@
  * than the one before, cycled (wrk cannot restamp bodies, so a long run repeats points: see README).
  * Each format gets a fresh server, so one format's flush backlog never slows the other. Runs repeat
  * `BENCH_REPEATS` times and medians are printed (the machine is shared; single runs are noisy).
- * Env: BENCH_SECONDS (default 10 per run), BENCH_CONCURRENCY (default 4), BENCH_REPEATS (default 1),
+ * Env: BENCH_SECONDS (default 10 per run), BENCH_WARMUP (default 3), BENCH_CONCURRENCY (default 4), BENCH_REPEATS (default 1),
  * BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`), BENCH_FORMATS (msgpack,lp),
  * BENCH_CLIENT (wrk | fetch), BENCH_PROFILE (a directory: the svc server runs with --cpu-prof there).
  */
@@ -30,6 +30,8 @@ import { decompress, parseLineProtocol, parseMsgpackWrite } from '../src/ingest/
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Seconds of load before the measured run, for svc and VictoriaMetrics alike (svc's JIT warms up, VictoriaMetrics registers its series). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
 const FORMATS = (process.env.BENCH_FORMATS ?? 'msgpack,lp').split(',');
@@ -136,8 +138,8 @@ function bodyDir(bodies: Uint8Array[]): string {
   return dir;
 }
 
-async function wrkLoad(wrk: string, url: string, headers: Record<string, string>, dir: string, records: number): Promise<LoadResult> {
-  const args = [wrk, '-t', String(Math.min(2, CONCURRENCY)), '-c', String(CONCURRENCY), '-d', `${SECONDS}s`, '--timeout', '60s', '-s', join(dir, 'load.lua')];
+async function wrkLoad(wrk: string, url: string, headers: Record<string, string>, dir: string, records: number, seconds = SECONDS): Promise<LoadResult> {
+  const args = [wrk, '-t', String(Math.min(2, CONCURRENCY)), '-c', String(CONCURRENCY), '-d', `${seconds}s`, '--timeout', '60s', '-s', join(dir, 'load.lua')];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
   const started = performance.now();
   const child = Bun.spawn([...args, url], { env: { ...process.env, BENCH_BODY_DIR: dir, BENCH_BODY_COUNT: String(BODIES) }, stdout: 'pipe', stderr: 'pipe' });
@@ -151,9 +153,9 @@ async function wrkLoad(wrk: string, url: string, headers: Record<string, string>
 }
 
 /** The fallback client: CONCURRENCY fetch loops in this process. */
-async function fetchLoad(url: string, headers: Record<string, string>, bodies: Uint8Array[], records: number): Promise<LoadResult> {
+async function fetchLoad(url: string, headers: Record<string, string>, bodies: Uint8Array[], records: number, seconds = SECONDS): Promise<LoadResult> {
   const started = performance.now();
-  const deadline = started + SECONDS * 1000;
+  const deadline = started + seconds * 1000;
   let acked = 0;
   let errors = 0;
   let next = 0;
@@ -179,8 +181,14 @@ interface Format {
   records: number;
 }
 
-const load = (f: Format, base: string, path: string, headers: Record<string, string>) =>
-  WRK ? wrkLoad(WRK, `${base}${path}`, headers, f.dir, f.records) : fetchLoad(`${base}${path}`, headers, f.bodies, f.records);
+const load = (f: Format, base: string, path: string, headers: Record<string, string>, seconds = SECONDS) =>
+  WRK ? wrkLoad(WRK, `${base}${path}`, headers, f.dir, f.records, seconds) : fetchLoad(`${base}${path}`, headers, f.bodies, f.records, seconds);
+
+/** The warm-up load; returns the rows it had acknowledged. */
+async function warmUp(f: Format, base: string, path: string, headers: Record<string, string>): Promise<number> {
+  if (WARMUP <= 0) return 0;
+  return (await load(f, base, path, headers, WARMUP)).acked;
+}
 
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -268,6 +276,9 @@ async function svcRun(f: Format): Promise<SvcRun> {
   const args = exe ? ['serve'] : prof ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')] : undefined;
   const server = await startServer({ dir, executable: exe ?? (prof ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
   try {
+    const warm = await warmUp(f, server.url, f.path, { ...auth, ...f.headers });
+    // The warm-up's rows are flushed first, so the measured run pays for its own rows only.
+    await (await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth })).arrayBuffer();
     const cpu0 = cpuSeconds(server.proc.pid);
     const [svc, rss] = await peakRss(server.proc.pid, load(f, server.url, f.path, { ...auth, ...f.headers }));
     const drainStart = performance.now();
@@ -275,7 +286,7 @@ async function svcRun(f: Format): Promise<SvcRun> {
     await res.arrayBuffer();
     const end = performance.now();
     const cpu = cpuSeconds(server.proc.pid) - cpu0;
-    const rows = await countRows(server.url);
+    const rows = (await countRows(server.url)) - warm;
     return {
       acked: svc.acked / svc.seconds,
       onDisk: rows / ((end - svc.started) / 1000),
@@ -320,6 +331,8 @@ async function victoriaRun(vm: string, f: Format): Promise<RefRun | null> {
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${url}/health`, 200);
+    await warmUp(f, url, '/write?db=bench', {});
+    await fetch(`${url}/internal/force_flush`);
     const cpu0 = cpuSeconds(child.pid);
     const r = await load(f, url, '/write?db=bench', {});
     await fetch(`${url}/internal/force_flush`);
@@ -373,7 +386,7 @@ interface Row {
 
 async function main(): Promise<void> {
   console.log(
-    `ingest benchmark: ${SECONDS}s per run, ${CONCURRENCY} connections, ${REPEATS} repeat(s), ${navigator.hardwareConcurrency} cores, ` +
+    `ingest benchmark: ${SECONDS}s per run after ${WARMUP}s of warm-up (svc and VictoriaMetrics), ${CONCURRENCY} connections, ${REPEATS} repeat(s), ${navigator.hardwareConcurrency} cores, ` +
       `client ${WRK ? `wrk (${WRK})` : 'fetch loops in this process (wrk not installed)'}${process.env.BENCH_EXECUTABLE ? `, ${process.env.BENCH_EXECUTABLE}` : ''}`,
   );
   if (!VM) console.log('VictoriaMetrics: not installed (victoria-metrics), no comparison in this run');
