@@ -22,6 +22,7 @@ import { AuditLog, SqliteAuditStore } from './audit/index.ts';
 import { createRbac, TokenService, TokenStore } from './auth/index.ts';
 import { BufferSet, WriteService, reconcileManifest } from './buffer/index.ts';
 import { DatabaseStore, FileManifestStore, ReplicationStore, migrations, openCatalog, type CatalogDb } from './catalog/index.ts';
+import { ParsePool } from './ingest/index.ts';
 import {
   USAGE,
   announceBootstrapToken,
@@ -306,7 +307,10 @@ async function composeServices(
   }
   // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
   const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
-  const writeDeps = { writes, buffers, metrics, body };
+  // Large line-protocol and MessagePack bodies are parsed in Workers, so both cores take requests (ingest.parse_workers).
+  const parsePool = new ParsePool(i.parse_workers, (message) => logger.warn(message));
+  services.add('parse-pool', () => parsePool.close());
+  const writeDeps = { writes, buffers, metrics, body, parsePool };
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({

@@ -76,6 +76,33 @@ describe('line-protocol write', () => {
     expect(dataFiles(s.dir).filter((f) => f.startsWith('lp4/'))).toEqual([]);
   });
 
+  test('a large body (parsed by a parse worker): partial write, rows readable before and after the flush', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) lines.push(i === 2000 ? `big,host=h v=oops ${T_S + i}` : `big,host=host_${i % 50},dc=a\\ b v=${i}.5,n=${i}i,ok=${i % 2 ? 't' : 'f'} ${T_S + i}`);
+    const body = lines.join('\n');
+    expect(body.length).toBeGreaterThan(64 * 1024);
+    const res = await post('/write?db=lpbig&precision=s', body);
+    expect(res.status).toBe(400);
+    const err = await jsonOf(res);
+    expect(err.error).toContain('line 2001');
+    expect({ line: err.line, written: err.written, rejected: err.rejected }).toEqual({ line: 2001, written: 2999, rejected: 1 });
+    const sql = async () => {
+      const r = await s.fetch('/api/v1/query', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-database': 'lpbig' },
+        body: JSON.stringify({ sql: "SELECT count(*) AS n, sum(v) AS v, sum(n) AS i, count(*) FILTER (WHERE ok) AS ok, count(DISTINCT host) AS hosts, min(dc) AS dc FROM big" }),
+      });
+      expect(r.status).toBe(200);
+      const b = await jsonOf(r);
+      return Object.fromEntries((b.columns as string[]).map((c, i) => [c, Number.isFinite(Number(b.data[0][i])) ? Number(b.data[0][i]) : b.data[0][i]]));
+    };
+    // Every line but number 2001 (i = 2000, even, so not an ok one): sum(i + 0.5), sum(i), odd i.
+    const expected = { n: 2999, v: (2999 * 3000) / 2 - 2000 + 2999 * 0.5, i: (2999 * 3000) / 2 - 2000, ok: 1500, hosts: 50, dc: 'a b' };
+    expect(await sql()).toEqual(expected); // from the buffers
+    await flush();
+    expect(await sql()).toEqual(expected); // from Parquet
+  });
+
   test('database rules: missing db on /write is 400, invalid and reserved names are 400', async () => {
     expect((await post('/write', `m v=1`)).status).toBe(400);
     expect((await post('/api/v2/write', `m v=1`)).status).toBe(400);

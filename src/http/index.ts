@@ -10,7 +10,7 @@ export { tokenView } from './routes/auth-routes.ts';
 export { metricsRoutes, type MetricsRouteDeps } from './routes/metrics-routes.ts';
 export { logsRoutes } from './routes/logs-routes.ts';
 export { msgpackWriteRoutes } from './routes/msgpack-write-routes.ts';
-export { ingestRoute, LINE_PROTOCOL, MSGPACK, type IngestFormat, type WriteRouteDeps } from './routes/ingest-route.ts';
+export { ingestRoute, lineProtocolFormat, msgpackFormat, type IngestFormat, type WriteRouteDeps } from './routes/ingest-route.ts';
 export { lineProtocolWriteRoutes } from './routes/lineprotocol-write-routes.ts';
 export { promWriteRoutes } from './routes/prom-write-routes.ts';
 export { walRoutes } from './routes/wal-routes.ts';

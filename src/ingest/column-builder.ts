@@ -100,6 +100,11 @@ export class ColumnBuilder {
   /** Stores a string (or null) at `row`. */
   setString(row: number, v: string | null): void {
     if (row > this.len) this.fillNulls(row);
+    if (this.codes !== null) {
+      this.codes.setValue(row, v);
+      this.len = row + 1;
+      return;
+    }
     if (row === this.strs.length) this.strs.push(v);
     else this.strs[row] = v;
     this.len = row + 1;
@@ -109,6 +114,13 @@ export class ColumnBuilder {
   setStringBytes(row: number, buf: Buffer, start: number, end: number): void {
     if (row > this.len) this.fillNulls(row);
     this.codes!.set(row, buf, start, end);
+    this.len = row + 1;
+  }
+
+  /** `setStringBytes` with the bytes' FNV-1a hash already computed by the parser. */
+  setStringHashed(row: number, buf: Buffer, start: number, end: number, hash: number): void {
+    if (row > this.len) this.fillNulls(row);
+    this.codes!.setHashed(row, buf, start, end, hash);
     this.len = row + 1;
   }
 
@@ -191,7 +203,7 @@ export class ColumnBuilder {
     if (this.kind === KIND_FLOAT) this.f64 = shared ? sharedFloat64(cap) : new Float64Array(cap);
     else if (this.kind === KIND_INT) {
       this.i64 = shared ? sharedBigInt64(cap) : new BigInt64Array(cap);
-      this.i32 = new Int32Array(this.i64.buffer);
+      this.i32 = new Int32Array(this.i64.buffer, this.i64.byteOffset, cap * 2);
     } else if (this.kind === KIND_BOOL) this.u8 = shared ? sharedUint8(cap) : new Uint8Array(cap);
   }
 }

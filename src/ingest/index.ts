@@ -13,6 +13,7 @@ export {
   type Precision,
   PRECISIONS,
 } from './lineprotocol/index.ts';
+export { MIN_OFFLOAD_BYTES, ParsePool } from './parse-pool/index.ts';
 export { type MsgpackWriteOptions, parseMsgpackWrite } from './msgpack/index.ts';
 export { lineChunks, multipartBoundary, spoolToFile, type LineChunk, type SpoolOptions, type SpoolResult } from './upload/index.ts';
 export { stageCsv, type CsvOptions } from './csv/index.ts';

@@ -15,6 +15,8 @@ export class StringCodes {
   /** Interner slot -> code (0 = not seen yet), valid while the interner's epoch is `epoch`. */
   private readonly slotCodes = new Uint32Array(SLOTS);
   private epoch: number;
+  /** Codes of values given as strings (`setValue`), so a repeated one gets one entry. */
+  private readonly decoded = new Map<string, number>();
 
   constructor(
     capacity: number,
@@ -26,9 +28,14 @@ export class StringCodes {
 
   /** Stores the UTF-8 string in bytes [start, end) of `buf` at `row`. */
   set(row: number, buf: Buffer, start: number, end: number): void {
+    this.setHashed(row, buf, start, end, hashBytes(buf, start, end));
+  }
+
+  /** `set` for a parser that already folded the bytes into their FNV-1a hash while scanning. */
+  setHashed(row: number, buf: Buffer, start: number, end: number, hash: number): void {
     if (row >= this.codes.length) this.grow(row + 1);
     const interner = this.interner;
-    const slot = interner.slotOf(buf, start, end, hashBytes(buf, start, end));
+    const slot = interner.slotOf(buf, start, end, hash);
     let code: number;
     if (slot < 0) {
       // Too long to intern: rarely repeated, so it just gets its own entry.
@@ -39,6 +46,15 @@ export class StringCodes {
       code = this.slotCodes[slot]!;
       if (code === 0) code = this.slotCodes[slot] = this.dictionary.push(interner.stringAt(slot)) - 1;
     }
+    this.codes[row] = code;
+  }
+
+  /** Stores a decoded string (an escaped line-protocol value, say) at `row`; null is NULL. */
+  setValue(row: number, value: string | null): void {
+    if (value === null) return this.setNull(row);
+    if (row >= this.codes.length) this.grow(row + 1);
+    let code = this.decoded.get(value);
+    if (code === undefined) this.decoded.set(value, (code = this.dictionary.push(value) - 1));
     this.codes[row] = code;
   }
 

@@ -5,7 +5,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { BufferSet, WriteService } from '../../buffer/index.ts';
-import { parseLineProtocol, parseMsgpackWrite, type ColumnBatch, type Precision } from '../../ingest/index.ts';
+import type { ColumnBatch, ParsePool, Precision } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
 import { readQuery } from '../body.ts';
@@ -19,6 +19,8 @@ export interface WriteRouteDeps {
   buffers: BufferSet;
   metrics: SvcMetrics;
   body: MiddlewareHandler<AppEnv>;
+  /** Parses large line-protocol and MessagePack bodies off the event loop (absent: parsed in place). */
+  parsePool?: ParsePool;
 }
 
 /** A parser's answer: the batches to write and the first of the records it refused. */
@@ -32,7 +34,7 @@ export interface ParsedWrite {
 export interface IngestFormat {
   /** Name of a record in error messages (`points`, `element sets`). */
   records: string;
-  parse(body: Uint8Array, c: Context<AppEnv>): ParsedWrite;
+  parse(body: Uint8Array, c: Context<AppEnv>): ParsedWrite | Promise<ParsedWrite>;
   counters(metrics: SvcMetrics): { requests: Counts; records: Counts; failedRequests?: Counts; rejectedRecords?: Counts };
 }
 
@@ -55,23 +57,27 @@ export const precisionQuery = z
   })
   .loose();
 
-/** Line protocol (`precision` query parameter); bad lines are reported, good ones written. */
-export const LINE_PROTOCOL: IngestFormat = {
-  records: 'points',
-  parse(body, c) {
-    const { precision } = readQuery(c, precisionQuery);
-    const parsed = parseLineProtocol(body, { precision, now: Date.now() * 1000 });
-    return { batches: parsed.batches, rejected: parsed.rejected, firstError: parsed.errors[0] };
-  },
-  counters: (m) => ({ requests: m.lineprotocolRequests, records: m.lineprotocolRecords, rejectedRecords: m.lineprotocolErrors }),
-};
+/** Line protocol (`precision` query parameter), parsed by `pool`; bad lines are reported, good ones written. */
+export function lineProtocolFormat(pool: ParsePool): IngestFormat {
+  return {
+    records: 'points',
+    async parse(body, c) {
+      const { precision } = readQuery(c, precisionQuery);
+      const parsed = await pool.parseLineProtocol(body, { precision, now: Date.now() * 1000 });
+      return { batches: parsed.batches, rejected: parsed.rejected, firstError: parsed.errors[0] };
+    },
+    counters: (m) => ({ requests: m.lineprotocolRequests, records: m.lineprotocolRecords, rejectedRecords: m.lineprotocolErrors }),
+  };
+}
 
-/** Columnar MessagePack: all or nothing. */
-export const MSGPACK: IngestFormat = {
-  records: 'records',
-  parse: (body) => ({ batches: parseMsgpackWrite(body, { now: Date.now() * 1000 }), rejected: 0 }),
-  counters: (m) => ({ requests: m.msgpackRequests, records: m.msgpackRecords, failedRequests: m.msgpackErrors }),
-};
+/** Columnar MessagePack, parsed by `pool`: all or nothing. */
+export function msgpackFormat(pool: ParsePool): IngestFormat {
+  return {
+    records: 'records',
+    parse: async (body) => ({ batches: await pool.parseMsgpack(body, Date.now() * 1000), rejected: 0 }),
+    counters: (m) => ({ requests: m.msgpackRequests, records: m.msgpackRecords, failedRequests: m.msgpackErrors }),
+  };
+}
 
 /**
  * A router with one `POST /` (mount it at the route's path): 204 when every record was written,
@@ -89,7 +95,7 @@ export function ingestRoute(format: IngestFormat, rule: DatabaseRule, deps: Writ
   };
   const app = new Hono<AppEnv>();
   app.post('/', requirePermission('write'), counted, database(rule), deps.body, async (c) => {
-    const parsed = format.parse(c.var.body, c);
+    const parsed = await format.parse(c.var.body, c);
     const written = await deps.writes.write(c.var.database!, parsed.batches, c.get('access'));
     counts.records.inc(written);
     deps.metrics.ingestBytes.inc(c.var.bodyBytes);

@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
+import { ParsePool } from '../../ingest/index.ts';
 import { unavailable } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ingestRoute, LINE_PROTOCOL, type WriteRouteDeps } from './ingest-route.ts';
+import { ingestRoute, lineProtocolFormat, type WriteRouteDeps } from './ingest-route.ts';
 
 /**
  * Line-protocol writes on `/write` (1.x), `/api/v2/write` (2.x) and `/api/v1/write/line-protocol`,
@@ -11,10 +12,11 @@ import { ingestRoute, LINE_PROTOCOL, type WriteRouteDeps } from './ingest-route.
  */
 export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs: number }) {
   const { metrics } = deps;
+  const format = lineProtocolFormat(deps.parsePool ?? new ParsePool(0));
   const app = new Hono<AppEnv>();
-  app.route('/write', ingestRoute(LINE_PROTOCOL, DATABASE_RULES.influxV1Write, deps));
-  app.route('/api/v2/write', ingestRoute(LINE_PROTOCOL, DATABASE_RULES.influxV2Write, deps));
-  app.route('/api/v1/write/line-protocol', ingestRoute(LINE_PROTOCOL, DATABASE_RULES.nativeWrite, deps));
+  app.route('/write', ingestRoute(format, DATABASE_RULES.influxV1Write, deps));
+  app.route('/api/v2/write', ingestRoute(format, DATABASE_RULES.influxV2Write, deps));
+  app.route('/api/v1/write/line-protocol', ingestRoute(format, DATABASE_RULES.nativeWrite, deps));
   app.post('/api/v1/write/line-protocol/flush', requireAdmin, async (c) => {
     const done = await deps.buffers.flushAll(deps.flushTimeoutMs);
     if (!done) throw unavailable('cannot flush buffers: the flush did not finish in time; rows are kept and retried', 5);

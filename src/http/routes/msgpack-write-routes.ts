@@ -1,14 +1,15 @@
 import { Hono } from 'hono';
+import { ParsePool } from '../../ingest/index.ts';
 import type { AppEnv } from '../context.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ingestRoute, MSGPACK, type WriteRouteDeps } from './ingest-route.ts';
+import { ingestRoute, msgpackFormat, type WriteRouteDeps } from './ingest-route.ts';
 import { MSGPACK_SPEC } from './msgpack-spec.ts';
 
 /** /api/v1/write/msgpack: the columnar MessagePack write (204), its stats and its format description. */
 export function msgpackWriteRoutes(deps: WriteRouteDeps) {
   const { metrics } = deps;
   const app = new Hono<AppEnv>();
-  app.route('/', ingestRoute(MSGPACK, DATABASE_RULES.nativeWrite, deps));
+  app.route('/', ingestRoute(msgpackFormat(deps.parsePool ?? new ParsePool(0)), DATABASE_RULES.nativeWrite, deps));
   app.get('/stats', (c) =>
     c.json({
       requests: metrics.msgpackRequests.total(),

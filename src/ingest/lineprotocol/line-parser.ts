@@ -45,9 +45,14 @@ export class LineParser {
   private errorMessage = '';
   private errorPos = 0;
 
+  /**
+   * @param expectedRows the body's estimated line count: the first measurement is sized for it (most
+   * bodies hold one); later ones start small and grow.
+   */
   constructor(
     private readonly precision: number,
     private readonly now: number,
+    private readonly expectedRows = 0,
   ) {}
 
   /** Parses every line of `buf`, which must end with '\n'; `firstLine` numbers its first line. Returns the next line number. */
@@ -131,7 +136,8 @@ export class LineParser {
       const col = m.tagColumn(i, buf, keyStart, keyEnd, keyEscaped);
       if (col === null) return this.failRow(m, pos, m.problem);
       if (col.len > row) return this.failRow(m, pos, `duplicate tag key '${col.name}'`);
-      col.setString(row, decodeTagValue(buf, valueStart, pos, hash, valueEscaped));
+      if (col.codes !== null && !valueEscaped) col.setStringHashed(row, buf, valueStart, pos, hash);
+      else col.setString(row, decodeTagValue(buf, valueStart, pos, hash, valueEscaped));
     }
 
     if (b !== SPACE) return this.failRow(m, pos, 'missing fields');
@@ -235,7 +241,7 @@ export class LineParser {
         this.errorMessage = problem;
         return null;
       }
-      state = new MeasurementState(name);
+      state = new MeasurementState(name, this.measurements.size === 0 ? this.expectedRows : 0);
       this.measurements.set(name, state);
     }
     this.lastKey = buf.subarray(start, end); // a view into the body, which outlives this parser

@@ -5,7 +5,10 @@
  */
 import { columnNameProblem } from '../../lib/names.ts';
 import { BatchBuilder, type ColumnBuilder, KIND_STRING, KIND_WORDS } from '../column-builder.ts';
-import { decodeName } from './tokens.ts';
+import { decodeName, tagCodes } from './tokens.ts';
+
+// Below this many expected rows a tag column stays a plain array: the codes' lookup table (32 KB) would cost more.
+const MIN_CODED_ROWS = 256;
 
 /** One measurement's builder and the caches that map key bytes to its columns. */
 export class MeasurementState {
@@ -17,8 +20,16 @@ export class MeasurementState {
   private fieldKeys: Uint8Array[] = [];
   private fieldCols: ColumnBuilder[] = [];
 
-  constructor(name: string) {
-    this.batch = new BatchBuilder(name);
+  /** Tag columns are kept as dictionary codes (only when many rows are expected). */
+  private readonly codedTags: boolean;
+
+  /**
+   * `expectedRows`: the rows to size the columns for (0: a default, grown as needed). Only a measurement
+   * sized this way codes its tags, so a body of many small measurements does not pay a table per tag.
+   */
+  constructor(name: string, expectedRows = 0) {
+    this.batch = new BatchBuilder(name, expectedRows > 0 ? expectedRows : undefined);
+    this.codedTags = expectedRows >= MIN_CODED_ROWS;
   }
 
   /** Column of the `i`-th tag of the line, key in bytes [start, end); null (see `problem`) if the key is unusable. */
@@ -30,6 +41,9 @@ export class MeasurementState {
       const problem = name === 'time' ? "the name 'time' is reserved for the timestamp" : columnNameProblem(name);
       if (problem !== null) return this.refuse(`cannot use tag key '${name}': ${problem}`);
       col = this.batch.addColumn(name, KIND_STRING, true);
+      // Tag values repeat: codes into a dictionary, not a string per row (the flush path and the WAL
+      // then copy codes instead of re-encoding strings).
+      if (this.codedTags) col.codes = tagCodes(col.cap);
     } else if (!col.tag) {
       return this.refuse(`cannot use tag key '${name}': it is already a field of this measurement`);
     }

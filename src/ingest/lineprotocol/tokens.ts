@@ -3,6 +3,7 @@
  * with escape removal and interning of the repeated ones.
  */
 import { ByteInterner, hashBytes } from '../byte-interner.ts';
+import { StringCodes } from '../string-codes.ts';
 
 const BACKSLASH = 92;
 const QUOTE = 34;
@@ -13,6 +14,11 @@ const EQUALS = 61;
 // One interner per process: parsing is synchronous, and tag keys and values repeat across requests too.
 const interner = new ByteInterner();
 let scratch = Buffer.allocUnsafe(256);
+
+/** Dictionary codes for a tag column of `capacity` rows, sharing this interner (see ColumnBuilder.setStringHashed). */
+export function tagCodes(capacity: number): StringCodes {
+  return new StringCodes(capacity, interner);
+}
 
 /** Name (measurement, tag key, field key) in bytes [start, end), unescaped and interned. */
 export function decodeName(buf: Buffer, start: number, end: number, escaped: boolean): string {
