@@ -1,6 +1,7 @@
 /**
  * Opens the cold tier's store from tiering.cold_* (the keys of [storage] under a `cold_` prefix),
- * with the same read cache as the hot remote store but in its own folder `<storage.cache_path>/cold`.
+ * with the same read cache as the hot remote store but in its own folder `<storage.cache_path>/cold`
+ * and trusted for `cold_cache_revalidate` (cold data files are immutable under their keys).
  */
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
@@ -14,6 +15,7 @@ export function coldStorageSection(storage: Config['storage'], t: Config['tierin
     backend: t.cold_backend,
     local_path: t.cold_local_path,
     cache_path: join(storage.cache_path, 'cold'),
+    cache_revalidate: t.cold_cache_revalidate,
     s3_bucket: t.cold_s3_bucket,
     s3_region: t.cold_s3_region,
     s3_endpoint: t.cold_s3_endpoint,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, int, oneOf, secret, str } from '../fields.ts';
+import { bool, duration, int, oneOf, secret, str } from '../fields.ts';
 
 /**
  * [tiering]: hot -> cold moves by age. The cold backend takes the keys of [storage] under a `cold_`
@@ -13,6 +13,10 @@ export const tieringSection = z.object({
   cold_backend: oneOf(['local', 's3', 'azure'] as const, 'local', 'Cold storage backend'),
   cold_local_path: str('./data/cold', 'Root folder of cold data files for the local cold backend'),
   cold_storage_class: str('', 'S3 storage class or Azure access tier set on each cold upload (empty: the bucket\'s or account\'s default)'),
+  cold_cache_revalidate: duration(
+    '1h',
+    'How long a cached cold file is trusted before its ETag is checked again. Data files are never rewritten under the same key, so a cached copy stays right; 0s: a HEAD per file per query',
+  ),
   cold_s3_bucket: str('', 'Cold S3 bucket'),
   cold_s3_region: str('us-east-1', 'Cold S3 region'),
   cold_s3_endpoint: str('', 'Cold S3 endpoint URL for S3-compatible stores'),
