@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAzurite } from './helpers/azurite.ts';
@@ -190,6 +190,24 @@ for (const backend of ['s3', 'azure'] as const) {
         expect(hotFile(again.dir, hour0[0]!.path)).toBe(false);
         const n = await json(again, 'POST', '/api/v1/query', { sql: `SELECT count(*) AS n FROM db1.cpu WHERE time < '2024-01-01 01:00:00'` });
         expect(n.body.data[0][0]).toBe(6);
+
+        // Backup records the cold files as cold; a restore registers the cold objects as cold again.
+        const afterDelete = await answers(again);
+        const backup = await json(again, 'POST', '/api/v1/backup', {});
+        expect(backup.status).toBe(202);
+        const operation = async () => {
+          let st: { status?: string } = {};
+          await waitFor(async () => (st = (await json(again!, 'GET', '/api/v1/backup/status')).body).status !== 'running', 60_000, 'backup operation');
+          return st;
+        };
+        expect(await operation()).toMatchObject({ status: 'completed' });
+        const kept = JSON.parse(readFileSync(join(again.dir, 'data', 'backups', backup.body.backup_id, 'manifest.json'), 'utf8'));
+        expect(kept.files.filter((f: { tier?: string }) => f.tier === 'cold')).toHaveLength(6);
+        const restore = await json(again, 'POST', '/api/v1/backup/restore', { backup_id: backup.body.backup_id, confirm: true, restore_metadata: false });
+        expect(restore.status).toBe(202);
+        expect(await operation()).toMatchObject({ status: 'completed' });
+        expect(manifest(again.dir).filter((f) => f.tier === 'cold')).toHaveLength(6);
+        expect(await answers(again)).toEqual(afterDelete);
       } finally {
         await s.stop();
         await again?.stop();
