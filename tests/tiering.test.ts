@@ -33,6 +33,7 @@ const BASE = {
   SVC_TIERING_ENABLED: 'true',
   SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
   SVC_COMPACTION_ENABLED: 'false',
+  SVC_COMPACTION_HOURLY_MIN_FILES: '2',
   SVC_DELETE_ENABLED: 'true',
 };
 
@@ -208,6 +209,27 @@ for (const backend of ['s3', 'azure'] as const) {
         expect(await operation()).toMatchObject({ status: 'completed' });
         expect(manifest(again.dir).filter((f) => f.tier === 'cold')).toHaveLength(6);
         expect(await answers(again)).toEqual(afterDelete);
+
+        // Late rows for a cold hour land in cold; compacting that hour writes its output to cold.
+        const late = Array.from({ length: 5 }, (_, i) => `cpu,host=late v2=${i} ${T0_NS + 5n * H_NS + BigInt(i) * 1_000_000_000n + 7n}`).join('\n');
+        expect((await again.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'db1' }, body: late })).status).toBe(204);
+        expect((await again.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
+        const hour5 = () => manifest(again!.dir).filter((f) => f.path.startsWith('db1/cpu/2024/01/01/05/'));
+        expect(hour5().map((f) => f.tier)).toEqual(['cold', 'cold']);
+        expect((await json(again, 'POST', '/api/v1/compaction/trigger', { database: 'db1' })).status).toBe(200);
+        await waitFor(() => hour5().length === 1, 60_000, 'compaction of the cold hour');
+        expect(hour5()[0]!.tier).toBe('cold');
+        expect(hotFile(again.dir, hour5()[0]!.path)).toBe(false);
+        const total = await json(again, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n, count(v2) AS late FROM db1.cpu' });
+        // 60 old rows + 1 recent, 4 deleted, 5 late.
+        expect(total.body.data[0]).toEqual([62, 5]);
+
+        // Retention removes cold files like hot ones.
+        const policy = await json(again, 'POST', '/api/v1/retention', { name: 'old', database: 'db1', retention_days: 30 });
+        expect(policy.status).toBe(201);
+        expect((await json(again, 'POST', `/api/v1/retention/${policy.body.id}/execute`)).body).toMatchObject({ status: 'success' });
+        expect(manifest(again.dir).filter((f) => f.tier === 'cold')).toHaveLength(0);
+        expect((await json(again, 'POST', '/api/v1/query', { sql: 'SELECT count(*) AS n FROM db1.cpu' })).body.data[0][0]).toBe(1);
       } finally {
         await s.stop();
         await again?.stop();
