@@ -12,6 +12,7 @@ import {
   MeasurementLocks,
   Scheduler,
   checkCron,
+  cronProblem,
   compactionSettings,
   createLifecycle,
   createMqttService,
@@ -220,6 +221,8 @@ async function composeServices(
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
+  const tieringCron = config.tiering.enabled ? cronProblem(config.tiering.schedule) : null;
+  if (tieringCron) throw new StartupError('config', `tiering.schedule: ${tieringCron}`);
   await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
   const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });

@@ -280,6 +280,40 @@ describe('tiering: the cold backend going away', () => {
   }, 240_000);
 });
 
+describe('tiering: schedule and start-up', () => {
+  test('the scheduled run moves what the policies say', async () => {
+    const env = { ...BASE, ...COLD.s3(`sched${Date.now().toString(36)}`), SVC_TIERING_SCHEDULE: '*/2 * * * * *' };
+    const s = await startServer({ env });
+    try {
+      await write(s);
+      expect((await json(s, 'POST', '/api/v1/tiering/policies', { database: 'db2', hot_max_age_days: 1_000_000 })).status).toBe(201);
+      await waitFor(async () => (await json(s, 'GET', '/api/v1/tiering/stats')).body.cold.files === 6, 30_000, 'the scheduled migration');
+      expect((await json(s, 'GET', '/api/v1/tiering/status')).body.last_result).toMatchObject({ trigger: 'scheduled', status: 'completed' });
+      expect(manifest(s.dir).filter((f) => f.tier === 'cold').every((f) => f.path.startsWith('db1/cpu/2024/'))).toBe(true);
+    } finally {
+      await s.cleanup();
+    }
+  }, 120_000);
+
+  test('a cold backend unreachable at start: /ready and the status say so; a bad schedule stops the start', async () => {
+    const closed = Bun.serve({ port: 0, fetch: () => new Response('') });
+    const port = closed.port;
+    closed.stop(true);
+    const env = { ...BASE, ...COLD.s3('x'), SVC_TIERING_COLD_S3_ENDPOINT: `http://127.0.0.1:${port}` };
+    const s = await startServer({ env, waitReady: false });
+    try {
+      await waitFor(async () => (await s.fetch('/ready').then((r) => r.status, () => 0)) === 503 && /cold storage/.test((await json(s, 'GET', '/ready')).body.reason ?? ''), 30_000, '/ready to name the cold tier');
+      const st = (await json(s, 'GET', '/api/v1/tiering/status')).body;
+      expect(st.cold_state).toBe('unreachable');
+      expect(st.cold_error).toContain('ECONNREFUSED');
+    } finally {
+      await s.cleanup();
+    }
+    const bad = await startServer({ env: { ...BASE, ...COLD.s3('y'), SVC_TIERING_SCHEDULE: 'every day' }, waitReady: false }).catch((err: Error) => err);
+    expect(String(bad)).toContain('tiering.schedule');
+  }, 120_000);
+});
+
 describe('tiering: kill -9 during a move', () => {
   for (const step of ['after_begin', 'after_copy', 'after_switch'] as const) {
     test(`killed ${step}: exactly one copy is visible at restart, every row counted once`, async () => {
