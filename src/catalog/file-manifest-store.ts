@@ -115,7 +115,7 @@ export class FileManifestStore {
     this.tombstone(removed.filter((p) => !readded.has(p)));
   }
 
-  /** `f` with the tier its object was written to (a file copied from a cold one into a hot hour is hot). */
+  /** `f` with the tier its object was just written to when the tiered store knows it, else the tier it names (default hot). */
   private placed(f: ManifestFile): ManifestFile {
     const tier = this.placement(f.path) ?? f.tier ?? 'hot';
     return { ...f, tier, movedAt: tier === 'cold' ? (f.movedAt ?? new Date().toISOString()) : null };

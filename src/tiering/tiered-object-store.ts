@@ -58,10 +58,16 @@ export class TieredObjectStore implements ObjectStore {
     return this.read(key, (s) => s.localPath(key));
   }
 
+  /**
+   * An unlisted key is looked for where a new object of its hour would go, then in the other tier; that
+   * second look fails soft (null), so a cold tier that is down does not stop hot work (compaction's
+   * fresh output keys, a restore's checks): keys are never reused, so a miss there only costs a copy.
+   */
   async stat(key: string): Promise<ObjectInfo | null> {
     const tier = this.index()?.tierOf(key);
     if (tier) return this.of(tier).stat(key);
-    return (await this.hot.stat(key)) ?? this.cold.stat(key);
+    const first = this.tierForNew(key);
+    return (await this.of(first).stat(key)) ?? this.of(first === 'hot' ? 'cold' : 'hot').stat(key).catch(() => null);
   }
 
   /** Both stores' objects; a key in both (a move in progress) is listed once. */
