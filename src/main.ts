@@ -231,7 +231,7 @@ async function composeServices(
   // Moves a crash interrupted are settled before the rebuild below lists storage.
   const tieringStore = new TieringStore(catalog);
   const mover = tiered
-    ? new FileMover({ hot: tiered.hot, cold: tiered.cold, manifest, store: tieringStore, inUse: (key) => reaper.inUse(key), crashAt: config.tiering.test_crash_at })
+    ? new FileMover({ hot: tiered.hot, cold: tiered.cold, manifest, store: tieringStore, inUse: (key) => reaper.inUse(key), crashAt: config.tiering.test_crash_at, graceMs: cluster ? config.cluster.file_grace_period : 0 })
     : null;
   if (mover) await mover.settle().catch((err) => logger.error('cannot settle interrupted tiering moves; retried at the next migration', { error: messageOf(err) }));
   const writeDuck = await DuckDBInstance.create(':memory:');

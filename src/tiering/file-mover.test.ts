@@ -16,7 +16,7 @@ const file = (path: string): ManifestFile => ({
   path, database: 'db', measurement: 'm', hour: Date.UTC(2024, 0, 1) * 1000, minTime: 0, maxTime: 1, rows: 1, bytes: BYTES.byteLength, columns: ['time'], seq: 1, createdAt: new Date().toISOString(),
 });
 
-async function setup() {
+async function setup(graceMs = 0) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-mover-'));
   const hot = await new LocalObjectStore(join(dir, 'hot')).open();
   const cold = await new LocalObjectStore(join(dir, 'cold')).open();
@@ -26,7 +26,7 @@ async function setup() {
   manifest.setPlacement((p) => tiered.takePlacement(p));
   const reaper = new FileReaper({ store: tiered, manifest, logger: new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} }) });
   const store = new TieringStore(catalog);
-  const mover = new FileMover({ hot, cold, manifest, store, inUse: (k) => reaper.inUse(k) });
+  const mover = new FileMover({ hot, cold, manifest, store, inUse: (k) => reaper.inUse(k), graceMs });
   await hot.put(KEY, BYTES);
   manifest.add([file(KEY)]);
   return { dir, hot, cold, manifest, tiered, reaper, store, mover };
@@ -84,6 +84,19 @@ test('a file no longer listed when its copy is done is not switched; its cold co
     expect(await t.mover.move(f)).toEqual({ moved: false, reason: 'no longer listed' });
     expect(await t.cold.stat(KEY)).toBeNull();
     expect(t.store.openMoves()).toEqual([]);
+  } finally {
+    rmSync(t.dir, { recursive: true, force: true });
+  }
+});
+
+test('in a cluster the hot copy outlives the switch by the grace period (other nodes hold no lease here)', async () => {
+  const t = await setup(60_000);
+  try {
+    expect((await t.mover.move(t.manifest.get(KEY)!)).moved).toBe(true);
+    expect(await t.mover.settle()).toBe(0);
+    expect(await t.hot.stat(KEY)).not.toBeNull();
+    expect(t.store.openMoves()).toEqual([KEY]);
+    expect(await t.tiered.get(KEY)).toEqual(BYTES);
   } finally {
     rmSync(t.dir, { recursive: true, force: true });
   }

@@ -28,6 +28,11 @@ export interface MoverDeps {
   inUse(key: string): boolean;
   /** tiering.test_crash_at ('' in production). */
   crashAt?: string;
+  /**
+   * A cluster's cluster.file_grace_period: other nodes' queries hold no lease here, so a hot copy
+   * stays this long after its switch (deleted by a later settle). 0 on a standalone server.
+   */
+  graceMs?: number;
 }
 
 /**
@@ -43,6 +48,11 @@ export type MoveOutcome = { moved: true; bytes: number } | { moved: false; reaso
 /** Moves files hot -> cold; see the file comment. */
 export class FileMover {
   constructor(private readonly deps: MoverDeps) {}
+
+  /** Whether hot copies wait out a cluster's grace period (then only a later settle deletes them). */
+  get keepsHotCopies(): boolean {
+    return (this.deps.graceMs ?? 0) > 0;
+  }
 
   /** Moves `file` (listed hot) to cold; throws when the copy cannot be made or verified (nothing changes then). */
   async move(file: ManifestFile): Promise<MoveOutcome> {
@@ -66,7 +76,7 @@ export class FileMover {
       await manifest.commit([file.path], [{ ...now, tier: 'cold', movedAt: new Date().toISOString() }]);
       switched = true;
       this.crash('after_switch');
-      await this.dropHot(file.path, READER_WAIT_MS);
+      if (!this.deps.graceMs) await this.dropHot(file.path, READER_WAIT_MS);
       return { moved: true, bytes: bytes.byteLength };
     } catch (err) {
       if (!switched) {
@@ -84,6 +94,8 @@ export class FileMover {
     for (const path of store.openMoves()) {
       const listed = manifest.get(path);
       if (listed?.tier === 'cold') {
+        const grace = this.deps.graceMs ?? 0;
+        if (grace > 0 && Date.now() - Date.parse(listed.movedAt ?? '') < grace) continue;
         if (await this.dropHot(path, 0)) n++;
       } else {
         await this.dropCold(path, listed);

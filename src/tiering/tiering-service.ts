@@ -204,7 +204,7 @@ export class TieringService {
       };
       await Promise.all(Array.from({ length: settings.max_concurrent }, worker));
       // Hot copies that queries still held when their file switched go once those queries end.
-      for (let i = 0; i < 30 && store.openMoves().length > 0; i++) {
+      for (let i = 0; i < 30 && !mover.keepsHotCopies && store.openMoves().length > 0; i++) {
         await mover.settle();
         if (store.openMoves().length > 0) await Bun.sleep(1000);
       }
