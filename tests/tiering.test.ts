@@ -274,6 +274,15 @@ describe('tiering: the cold backend going away', () => {
       await waitFor(async () => (await s.fetch('/ready')).status === 200, 30_000, '/ready again');
       expect(await answers(s)).toEqual(before);
       expect((await migrate(s, { database: 'db2', older_than_days: 30 })).files_moved).toBe(3);
+      // A new metadata file on the same hot and cold storage: the rebuilt manifest knows which files are cold.
+      expect(await s.stop()).toBe(0);
+      const fresh = await startServer({ env: { ...env, SVC_STORAGE_LOCAL_PATH: join(s.dir, 'data', 'svc') } });
+      try {
+        expect(manifest(fresh.dir).filter((f) => f.tier === 'cold'), fresh.output().split('\n').filter((l) => /manifest|cold|error/i.test(l)).join('\n')).toHaveLength(9);
+        expect(await answers(fresh)).toEqual(before);
+      } finally {
+        await fresh.cleanup();
+      }
     } finally {
       await s.stop();
     }

@@ -7,7 +7,6 @@
  */
 import type { FileTier } from '../catalog/index.ts';
 import { setBounded } from '../lib/bounded-map.ts';
-import { AppError } from '../lib/errors.ts';
 import { parseDataFileKey, type ObjectInfo, type ObjectStore, type PutSource } from '../storage/index.ts';
 
 /** What the tiered store needs to know from the file manifest. */
@@ -70,11 +69,12 @@ export class TieredObjectStore implements ObjectStore {
     return (await this.of(first).stat(key)) ?? this.of(first === 'hot' ? 'cold' : 'hot').stat(key).catch(() => null);
   }
 
-  /** Both stores' objects; a key in both (a move in progress) is listed once. */
+  /** Both stores' objects, each with its tier; a key in both (a move in progress) is listed once, as hot. */
   async list(prefix: string): Promise<ObjectInfo[]> {
     const [hot, cold] = await Promise.all([this.hot.list(prefix), this.cold.list(prefix)]);
     const seen = new Set(hot.map((o) => o.key));
-    return [...hot, ...cold.filter((o) => !seen.has(o.key))].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const all = [...hot.map((o) => ({ ...o, tier: 'hot' as const })), ...cold.filter((o) => !seen.has(o.key)).map((o) => ({ ...o, tier: 'cold' as const }))];
+    return all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   /** Removes the key from both stores: a deleted file must not come back from the other tier. */
@@ -101,15 +101,13 @@ export class TieredObjectStore implements ObjectStore {
     return p && index.coldHour(p.database, p.measurement, p.hourMicros) ? 'cold' : 'hot';
   }
 
-  /** Reads from the tier the manifest names; an unlisted key from hot, else cold. */
+  /**
+   * Reads from the tier the manifest names; an unlisted key from hot when hot has it, else from cold
+   * (asked, not tried: local disk hands out a path without looking).
+   */
   private async read<T>(key: string, op: (s: ObjectStore) => Promise<T>): Promise<T> {
     const tier = this.index()?.tierOf(key);
     if (tier) return op(this.of(tier));
-    try {
-      return await op(this.hot);
-    } catch (err) {
-      if (err instanceof AppError && err.kind === 'not_found') return op(this.cold);
-      throw err;
-    }
+    return op((await this.hot.stat(key)) ? this.hot : this.cold);
   }
 }
