@@ -228,10 +228,12 @@ async function composeServices(
   const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });
   leases = reaper;
   await reaper.collect();
+  // One lock set per process: delete, retention, CQ replace, database drop, compaction and tiering's switch take it per measurement.
+  const locks = new MeasurementLocks();
   // Moves a crash interrupted are settled before the rebuild below lists storage.
   const tieringStore = new TieringStore(catalog);
   const mover = tiered
-    ? new FileMover({ hot: tiered.hot, cold: tiered.cold, manifest, store: tieringStore, inUse: (key) => reaper.inUse(key), crashAt: config.tiering.test_crash_at, graceMs: cluster ? config.cluster.file_grace_period : 0 })
+    ? new FileMover({ hot: tiered.hot, cold: tiered.cold, manifest, store: tieringStore, inUse: (key) => reaper.inUse(key), crashAt: config.tiering.test_crash_at, locks, graceMs: cluster ? config.cluster.file_grace_period : 0 })
     : null;
   if (mover) await mover.settle().catch((err) => logger.error('cannot settle interrupted tiering moves; retried at the next migration', { error: messageOf(err) }));
   const writeDuck = await DuckDBInstance.create(':memory:');
@@ -262,8 +264,6 @@ async function composeServices(
   // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
   services.add('buffers', () => buffers.stop());
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
-  // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
-  const locks = new MeasurementLocks();
   // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
   const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({

@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MeasurementLocks } from '../admin/index.ts';
 import { FileManifestStore, migrations, openCatalog, type ManifestFile } from '../catalog/index.ts';
 import { Logger } from '../observability/index.ts';
 import { FileReaper, LocalObjectStore } from '../storage/index.ts';
@@ -26,10 +27,11 @@ async function setup(graceMs = 0) {
   manifest.setPlacement((p) => tiered.takePlacement(p));
   const reaper = new FileReaper({ store: tiered, manifest, logger: new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} }) });
   const store = new TieringStore(catalog);
-  const mover = new FileMover({ hot, cold, manifest, store, inUse: (k) => reaper.inUse(k), graceMs });
+  const locks = new MeasurementLocks();
+  const mover = new FileMover({ hot, cold, manifest, store, inUse: (k) => reaper.inUse(k), graceMs, locks });
   await hot.put(KEY, BYTES);
   manifest.add([file(KEY)]);
-  return { dir, hot, cold, manifest, tiered, reaper, store, mover };
+  return { dir, hot, cold, manifest, tiered, reaper, store, mover, locks };
 }
 
 test('a moved file is read from cold at once; its hot copy goes only after the query holding it ends', async () => {
@@ -97,6 +99,24 @@ test('in a cluster the hot copy outlives the switch by the grace period (other n
     expect(await t.hot.stat(KEY)).not.toBeNull();
     expect(t.store.openMoves()).toEqual([KEY]);
     expect(await t.tiered.get(KEY)).toEqual(BYTES);
+  } finally {
+    rmSync(t.dir, { recursive: true, force: true });
+  }
+});
+
+test('the switch waits for a rewrite holding the measurement; a file the rewrite swapped away is not switched back', async () => {
+  const t = await setup();
+  try {
+    let done!: () => void;
+    const held = t.locks.run([{ database: 'db', measurement: 'm' }], () => new Promise<void>((r) => (done = r)));
+    const moving = t.mover.move(t.manifest.get(KEY)!);
+    await Bun.sleep(50);
+    t.manifest.replace([KEY], []);
+    done();
+    await held;
+    expect(await moving).toEqual({ moved: false, reason: 'no longer listed' });
+    expect(t.manifest.get(KEY)).toBeNull();
+    expect(await t.cold.stat(KEY)).toBeNull();
   } finally {
     rmSync(t.dir, { recursive: true, force: true });
   }

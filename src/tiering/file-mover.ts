@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
+import type { MeasurementLocks } from '../admin/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import type { TieringStore } from './tiering-store.ts';
 
@@ -26,6 +27,8 @@ export interface MoverDeps {
   store: TieringStore;
   /** True while a running query holds `key` (the reaper's leases). */
   inUse(key: string): boolean;
+  /** The per-measurement locks of compaction, delete and retention: the switch never interleaves with their swaps. */
+  locks?: MeasurementLocks;
   /** tiering.test_crash_at ('' in production). */
   crashAt?: string;
   /**
@@ -66,14 +69,15 @@ export class FileMover {
       await cold.put(file.path, bytes);
       this.crash('after_copy');
       await this.verify(file.path, bytes.byteLength, sum);
-      // The file may have been compacted, deleted or moved while it was copied: switch only the entry copied.
-      const now = manifest.get(file.path);
-      if (!now || now.tier === 'cold') {
-        await this.dropCold(file.path, now);
+      // The file may have been compacted, deleted or moved while it was copied: switch only the entry copied,
+      // under the measurement's lock so no rewrite swaps it away between the check and the switch.
+      const key = { database: file.database, measurement: file.measurement };
+      const now = await (this.deps.locks ? this.deps.locks.run([key], () => this.switchToCold(file.path)) : this.switchToCold(file.path));
+      if (!now.switched) {
+        await this.dropCold(file.path, now.listed);
         store.endMove(file.path);
-        return { moved: false, reason: now ? 'already cold' : 'no longer listed' };
+        return { moved: false, reason: now.listed ? 'already cold' : 'no longer listed' };
       }
-      await manifest.commit([file.path], [{ ...now, tier: 'cold', movedAt: new Date().toISOString() }]);
       switched = true;
       this.crash('after_switch');
       if (!this.deps.graceMs) await this.dropHot(file.path, READER_WAIT_MS);
@@ -85,6 +89,14 @@ export class FileMover {
       }
       throw err;
     }
+  }
+
+  /** Switches the manifest entry of `path` to cold when it is still listed hot. */
+  private async switchToCold(path: string): Promise<{ listed: ManifestFile | null; switched: boolean }> {
+    const listed = this.deps.manifest.get(path);
+    if (!listed || listed.tier === 'cold') return { listed, switched: false };
+    await this.deps.manifest.commit([path], [{ ...listed, tier: 'cold', movedAt: new Date().toISOString() }]);
+    return { listed, switched: true };
   }
 
   /** Finishes or undoes the moves a crash (or a slow reader) left; returns how many it settled. */
