@@ -10,7 +10,9 @@ import {
   CompactionStore,
   ImportService,
   MeasurementLocks,
+  Scheduler,
   checkCron,
+  cronProblem,
   compactionSettings,
   createLifecycle,
   createMqttService,
@@ -67,6 +69,8 @@ import {
   queryRoutes,
   requestBody,
   retentionRoutes,
+  tieringOffRoutes,
+  tieringRoutes,
   walRoutes,
 } from './http/index.ts';
 import { ByteBudget } from './lib/byte-budget.ts';
@@ -82,6 +86,7 @@ import { ManifestTableSource, QueryService } from './query/index.ts';
 import { startPgWire } from './pgwire/index.ts';
 import { CLUSTER_SHARED_STORAGE, FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
 import { openWal, type WalTicket } from './wal/index.ts';
+import { FileMover, TieredObjectStore, TieringService, TieringStore, openColdStore } from './tiering/index.ts';
 
 /**
  * Metadata a cluster keeps in etcd. A token's last use alone is not worth a round trip, and the
@@ -96,6 +101,7 @@ const REPLICATED_TABLES = [
   { table: 'continuous_queries', key: 'id' },
   { table: 'mqtt_subscriptions', key: 'id' },
   { table: 'governance_policies', key: 'id' },
+  { table: 'tiering_policies', key: 'id' },
   // Parents before children: a full reload replaces tables in this order.
   ...['rbac_organizations', 'rbac_teams', 'rbac_members', 'rbac_roles', 'rbac_measurement_grants'].map((table) => ({ table, key: 'id' })),
 ];
@@ -140,8 +146,18 @@ async function composeServices(
   let leases: FileReaper | null = null;
   const opened = await openObjectStore(config.storage, { inUse: (key) => leases?.inUse(key) ?? false, logger });
   services.add('object store', () => opened.close());
-  const store = meteredStore(opened.store, metrics);
   await watchStorage(opened, config, readiness, logger);
+  // Tiering: one store over hot and cold; the manifest (opened below) says which tier holds a file.
+  let manifestRef: FileManifestStore | null = null;
+  const cold = config.tiering.enabled ? await openColdStore(config.storage, config.tiering, { inUse: (key) => leases?.inUse(key) ?? false, logger }) : null;
+  if (cold) {
+    services.add('cold object store', () => cold.close());
+    readiness.addCheck('cold storage', () => coldProblem(cold));
+    const problem = coldProblem(cold);
+    if (problem) logger.error('the cold tier is not usable; tiering moves fail and cold files cannot be read until it works again', { error: problem });
+  }
+  const tiered = cold ? new TieredObjectStore(opened.store, cold.store, () => manifestRef) : null;
+  const store = meteredStore(tiered ?? opened.store, metrics);
   // One server per storage: the lock is held before any data file is read, written or deleted. Cluster
   // nodes share their bucket by design; etcd's elections and manifest transactions keep them apart.
   const storageLock = config.cluster.enabled
@@ -167,6 +183,10 @@ async function composeServices(
 
   // Write path: manifest check, buffers + flush workers (own DuckDB instance), write service.
   const manifest = new FileManifestStore(catalog);
+  if (tiered) {
+    manifestRef = manifest;
+    manifest.setPlacement((path) => tiered.takePlacement(path));
+  }
   // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
   // goes through it, before anything (WAL replay, recovery) can register a file.
   const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
@@ -226,11 +246,21 @@ async function composeServices(
   // Interrupted compactions are settled first: the reaper and the rebuild below must see their outcome.
   const compactionConf = compactionSettings(config);
   if (compactionConf.enabled) for (const k of ['hourly_schedule', 'daily_schedule'] as const) checkCron(`compaction.${k}`, config.compaction[k]);
+  const tieringCron = config.tiering.enabled ? cronProblem(config.tiering.schedule) : null;
+  if (tieringCron) throw new StartupError('config', `tiering.schedule: ${tieringCron}`);
   await recoverCompactions({ jobs: new CompactionStore(catalog), manifest, store, metrics, logger, tempDirectory: compactionConf.tempDirectory });
   // Files replaced before a crash are deleted before the rebuild, which would otherwise take them back.
   const reaper = new FileReaper({ store, manifest, logger, graceMs: cluster ? config.cluster.file_grace_period : 0 });
   leases = reaper;
   await reaper.collect();
+  // One lock set per process: delete, retention, CQ replace, database drop, compaction and tiering's switch take it per measurement.
+  const locks = new MeasurementLocks();
+  // Moves a crash interrupted are settled before the rebuild below lists storage.
+  const tieringStore = new TieringStore(catalog);
+  const mover = tiered
+    ? new FileMover({ hot: tiered.hot, cold: tiered.cold, manifest, store: tieringStore, inUse: (key) => reaper.inUse(key), crashAt: config.tiering.test_crash_at, locks, graceMs: cluster ? config.cluster.file_grace_period : 0 })
+    : null;
+  if (mover) await mover.settle().catch((err) => logger.error('cannot settle interrupted tiering moves; retried at the next migration', { error: messageOf(err) }));
   const writeDuck = await DuckDBInstance.create(':memory:');
   services.add('write engine', () => writeDuck.closeSync());
   const reconcileConn = await writeDuck.connect();
@@ -259,8 +289,6 @@ async function composeServices(
   // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
   services.add('buffers', () => buffers.stop());
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
-  // One lock set per process: delete, retention, CQ replace, database drop and compaction take it per measurement.
-  const locks = new MeasurementLocks();
   // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
   const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
@@ -314,7 +342,7 @@ async function composeServices(
   // Query engine: its own sandboxed DuckDB instance that may read only the storage root.
   const querySource = new ManifestTableSource(manifest, opened.readRoot, buffers, databases, { store, reaper });
   const queryDuck = await createSandboxedInstance({
-    allowedDirectories: [querySource.root],
+    allowedDirectories: [querySource.root, ...(cold ? [cold.readRoot] : [])],
     memoryLimitBytes: config.database.memory_limit || undefined,
     threads: config.database.threads || undefined,
   });
@@ -337,7 +365,7 @@ async function composeServices(
   governancePoliciesChanged = () => governance.policies?.reload();
   // Databases, delete, retention, continuous queries: one row remover, one scheduler (armed after WAL replay).
   const lifecycle = await createLifecycle({
-    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, logger, locks, mayRunScheduled,
+    config, catalog, manifest, store, reaper, buffers, databases, queries, root: querySource.root, extraRoots: cold ? [cold.readRoot] : [], logger, locks, mayRunScheduled,
     write: (database, batches, access) => writes.write(database, batches, access),
     ownerAccess: (owner) => (owner === null ? UNRESTRICTED : authorizer.accessForToken(owner)),
   });
@@ -346,6 +374,12 @@ async function composeServices(
   // Bulk imports stage on a DuckDB instance of their own (file access on, every core), never on the sandboxed query one.
   const imports = new ImportService({ store, manifest, databases, buffers, writes, metrics, logger, compression: i.compression });
   services.add('imports', () => imports.stop());
+  const tiering = mover && cold
+    ? new TieringService({
+        settings: config.tiering, manifest, databases, store: tieringStore, mover, metrics, logger: logger.child({ component: 'tiering' }),
+        scheduler: new Scheduler(logger, mayRunScheduled), hotBackend: opened.store.backend, coldHealth: () => cold.health.view(),
+      })
+    : null;
 
   // The console reaches the in-process memory service through its own origin once that service runs.
   let memoryFetch: MemoryFetch | null = null;
@@ -358,7 +392,7 @@ async function composeServices(
     rbac,
     readiness,
     audit,
-    storageHealth: () => ({ hot: opened.health.view() }),
+    storageHealth: () => ({ hot: opened.health.view(), ...(cold ? { cold: cold.health.view() } : {}) }),
     afterMutation: replicated ? () => replicated.drain() : undefined,
     cluster: cluster ? () => cluster : undefined,
     routers: [
@@ -375,6 +409,7 @@ async function composeServices(
       ['/api/v1/databases', databaseRoutes(lifecycle.databases)],
       ['/api/v1/delete', deleteRoutes(lifecycle.deletes)],
       ['/api/v1/retention', retentionRoutes(lifecycle.retention)],
+      ['/api/v1/tiering', tiering ? tieringRoutes(tiering) : tieringOffRoutes(opened.store.backend)],
       ['/api/v1/continuous_queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/continuous-queries', continuousQueryRoutes(lifecycle.continuousQueries)],
       ['/api/v1/queries', governance.registry ? queryManagementRoutes(governance.registry) : disabledRoutes('query management', 'query_management.enabled')],
@@ -456,6 +491,7 @@ async function composeServices(
   }
   await services.start({ name: 'compaction schedules', start: () => compaction.start(), stop: () => compaction.stop() });
   await services.start({ name: 'lifecycle schedules', start: () => lifecycle.start(), stop: () => lifecycle.stop() });
+  if (tiering) await services.start({ name: 'tiering schedule', start: () => tiering.start(), stop: () => tiering.stop() });
   governance.start();
   audit?.start();
   // The node joins once it listens (its advertised address needs the port) and is ready.
@@ -508,6 +544,12 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
   await opened.probe();
   const h = opened.health.view();
   if (h.state !== 'healthy') logger.error(h.state === 'failing' ? 'storage is not usable; writes are refused (503) until it works again' : 'storage does not answer; writes stay buffered and are retried', { backend: h.backend, credentials: h.credentials, state: h.state, error: h.error });
+}
+
+/** Why the cold tier cannot be used now, or null. */
+function coldProblem(cold: OpenedStore): string | null {
+  const v = cold.health.view();
+  return v.state === 'healthy' ? null : `cold tier ${v.location ?? v.backend} is ${v.state}: ${v.error ?? 'no answer'}`;
 }
 
 /** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */

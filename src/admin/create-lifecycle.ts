@@ -43,6 +43,8 @@ export interface LifecycleDeps {
   ownerAccess: OwnerAccess;
   /** Absolute storage root (the only folder the maintenance instance may touch). */
   root: string;
+  /** Further folders it may read data files from (the cold tier's root or read cache). */
+  extraRoots?: readonly string[];
   logger: Logger;
   /** Shared with compaction, so rewrites of a measurement never run beside its merge. */
   locks: MeasurementLocks;
@@ -67,7 +69,7 @@ export async function createLifecycle(d: LifecycleDeps): Promise<Lifecycle> {
     const problem = section.enabled ? cronProblem(section.schedule) : null;
     if (problem) throw new StartupError('config', `${name}.schedule: ${problem}`);
   }
-  const instance = await createSandboxedInstance({ allowedDirectories: [d.root], threads: 1 });
+  const instance = await createSandboxedInstance({ allowedDirectories: [d.root, ...(d.extraRoots ?? [])], threads: 1 });
   const pool = new ConnectionPool(instance, 2);
   const locks = d.locks;
   const flushTimeoutMs = Math.max(5000, config.server.write_timeout);

@@ -47,3 +47,13 @@ export function startCron(pattern: string, fire: (at: Date) => unknown, opts: { 
   const job = new Cron(pattern, { timezone: 'UTC', mode: '5-or-6-parts', protect: opts.protect ?? false }, (self: Cron) => void fire(self.currentRun() ?? new Date()));
   return { next: () => job.nextRun(), stop: () => job.stop() };
 }
+
+/** The next fire time of `pattern` after now, or null when it never fires. */
+export function nextFire(pattern: string): Date | null {
+  const cron = new Cron(pattern, OPTIONS);
+  try {
+    return cron.nextRun();
+  } finally {
+    cron.stop();
+  }
+}

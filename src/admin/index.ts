@@ -24,6 +24,7 @@ export { secretKeyPath } from './mqtt/index.ts';
 export { BackupService, restoreBody, type BackupManifest, type BackupSummary, type ProgressRecord, type KeepRows } from './backup/index.ts';
 export { MeasurementLocks } from './measurement-locks.ts';
 export { Scheduler, type Trigger } from './scheduler.ts';
+export { cronProblem, nextFire } from './cron.ts';
 export { ExecutionStore } from './execution-store.ts';
 export { DefinitionStore } from './definition-store.ts';
 export { RowRemover, type RowRemoval, type RemovalResult } from './rewrite/row-remover.ts';

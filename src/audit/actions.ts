@@ -51,7 +51,7 @@ export function actionOf(method: string, path: string): { action: string; target
   else if ((head === 'auth' || head === 'governance' || head === 'mqtt') && tail.length > 0) {
     if (head === 'governance') resource = tail[0] === 'policies' ? 'governance.policy' : `governance.${tail[0]}`;
     tail = tail.slice(1);
-  }
+  } else if (head === 'tiering' && tail[0] === 'policies') (resource = 'tiering.policy'), (tail = tail.slice(1));
   if (head === 'query' || head === 'queries') return queryAction(head, method, tail);
   if (head === 'import') return { action: 'data.import', target: tail[0] ?? null };
   if (head === 'delete') return { action: 'data.delete', target: null };
@@ -75,4 +75,4 @@ const verb = (method: string) => METHOD_VERBS[method] ?? 'read';
 
 /** Ids and names vary; route words are lowercase words from a fixed set. */
 const isId = (seg: string) => !/^[a-z]+$/.test(seg) || !KNOWN_WORDS.has(seg);
-const KNOWN_WORDS = new Set(['trigger', 'hourly', 'daily', 'restore', 'cleanup', 'invalidate', 'flush', 'status', 'files', 'health', 'stats', 'logs', 'usage', 'active', 'history', 'context']);
+const KNOWN_WORDS = new Set(['trigger', 'hourly', 'daily', 'restore', 'cleanup', 'invalidate', 'flush', 'status', 'files', 'health', 'stats', 'logs', 'usage', 'active', 'history', 'context', 'migrate']);

@@ -52,6 +52,8 @@ export async function reconcileManifest(deps: { store: ObjectStore; manifest: Fi
         // Keys sort by hour and then write time, so new sequence numbers in key order keep write order per hour.
         seq: manifest.nextSeq(),
         createdAt: new Date(obj.modifiedMs).toISOString(),
+        // A tiered store says where the object lives, so a rebuilt manifest reads cold files from cold.
+        ...(obj.tier ? { tier: obj.tier } : {}),
       });
     } catch (err) {
       unreadable.push(obj.key);

@@ -16,7 +16,17 @@ export interface ManifestFile {
   /** Monotonic flush sequence: a larger seq holds newer writes (last-write-wins). */
   seq: number;
   createdAt: string;
+  /** Which storage holds the object: the hot store (default) or the cold one (tiering). */
+  tier?: FileTier;
+  /** When the file moved to cold (ISO time), or null. */
+  movedAt?: string | null;
 }
+
+/** The storage tier of a data file. */
+export type FileTier = 'hot' | 'cold';
+
+/** Where a just-written object went (the tiered store knows; asked once per file), or undefined when it did not write it. */
+export type Placement = (path: string) => FileTier | undefined;
 
 interface Row {
   path: string;
@@ -30,6 +40,8 @@ interface Row {
   columns: string;
   seq: number;
   created_at: string;
+  tier: FileTier;
+  moved_at: string | null;
 }
 
 const toFile = (r: Row): ManifestFile => ({
@@ -44,6 +56,8 @@ const toFile = (r: Row): ManifestFile => ({
   columns: JSON.parse(r.columns) as string[],
   seq: r.seq,
   createdAt: r.created_at,
+  tier: r.tier,
+  movedAt: r.moved_at,
 });
 
 /**
@@ -60,6 +74,7 @@ export interface ManifestJournal {
 export class FileManifestStore {
   private changes = 0;
   private journal: ManifestJournal | null = null;
+  private placement: Placement = () => undefined;
   /**
    * Tombstones recorded, counted here (this store is their only writer) so that the reaper, asked
    * after every query, answers "nothing to delete" without a database read; null until first asked.
@@ -84,15 +99,27 @@ export class FileManifestStore {
     this.journal = journal;
   }
 
+  /** Tells the store where new objects were written (tiering), so each added file records its tier. */
+  setPlacement(placement: Placement): void {
+    this.placement = placement;
+  }
+
   /**
    * The way features change the file list: `replace` locally, or in a cluster through the journal
    * first; files removed and not re-added get tombstones here, on the node that removed them.
    */
-  async commit(removed: readonly string[], added: readonly ManifestFile[], covers?: readonly unknown[]): Promise<void> {
-    if (!this.journal) return this.replace(removed, added);
+  async commit(removed: readonly string[], written: readonly ManifestFile[], covers?: readonly unknown[]): Promise<void> {
+    const added = written.map((f) => this.placed(f));
+    if (!this.journal) return this.write(removed, added, true);
     await this.journal.commit(removed, added, covers);
     const readded = new Set(added.map((f) => f.path));
     this.tombstone(removed.filter((p) => !readded.has(p)));
+  }
+
+  /** `f` with the tier its object was just written to when the tiered store knows it, else the tier it names (default hot). */
+  private placed(f: ManifestFile): ManifestFile {
+    const tier = this.placement(f.path) ?? f.tier ?? 'hot';
+    return { ...f, tier, movedAt: tier === 'cold' ? (f.movedAt ?? new Date().toISOString()) : null };
   }
 
   /** Records new files locally (tests and local rebuilds; features call `commit`). */
@@ -140,7 +167,7 @@ export class FileManifestStore {
    * later by the reaper (once no query reads it), and a crash before that cannot bring it back.
    */
   replace(removed: readonly string[], added: readonly ManifestFile[]): void {
-    this.write(removed, added, true);
+    this.write(removed, added.map((f) => this.placed(f)), true);
   }
 
   private write(removed: readonly string[], added: readonly ManifestFile[], tombstones: boolean): void {
@@ -150,8 +177,8 @@ export class FileManifestStore {
     const readded = new Set(added.map((f) => f.path));
     const now = new Date().toISOString();
     const ins = this.db.query(
-      `INSERT OR REPLACE INTO files (path, database, measurement, hour, min_time, max_time, rows, bytes, columns, seq, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO files (path, database, measurement, hour, min_time, max_time, rows, bytes, columns, seq, created_at, tier, moved_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.changes++;
     let tombstoned = 0;
@@ -162,7 +189,7 @@ export class FileManifestStore {
       }
       for (const f of added) {
         clearPending.run(f.path);
-        ins.run(f.path, f.database, f.measurement, f.hour, f.minTime, f.maxTime, f.rows, f.bytes, JSON.stringify(f.columns), f.seq, f.createdAt);
+        ins.run(f.path, f.database, f.measurement, f.hour, f.minTime, f.maxTime, f.rows, f.bytes, JSON.stringify(f.columns), f.seq, f.createdAt, f.tier ?? 'hot', f.movedAt ?? null);
       }
       // The sequence stays ahead of every recorded file, also when files come from a rebuild or restore.
       const maxSeq = added.reduce((m, f) => Math.max(m, f.seq), 0);
@@ -201,6 +228,16 @@ export class FileManifestStore {
   get(path: string): ManifestFile | null {
     const row = this.db.query<Row, [string]>('SELECT * FROM files WHERE path = ?').get(path);
     return row ? toFile(row) : null;
+  }
+
+  /** The tier of a listed file, or null when the manifest does not list it. */
+  tierOf(path: string): FileTier | null {
+    return this.db.query<{ tier: FileTier }, [string]>('SELECT tier FROM files WHERE path = ?').get(path)?.tier ?? null;
+  }
+
+  /** Whether some listed file of the partition folder of `path` (same database, measurement and hour) is cold. */
+  coldHour(database: string, measurement: string, hour: number): boolean {
+    return !!this.db.query("SELECT 1 FROM files WHERE database = ? AND measurement = ? AND hour = ? AND tier = 'cold' LIMIT 1").get(database, measurement, hour);
   }
 
   /** Distinct measurements with files, optionally within one database. */

@@ -238,4 +238,34 @@ export const migrations: readonly Migration[] = [
     CREATE TABLE scram_salt (id INTEGER PRIMARY KEY CHECK (id = 1), salt TEXT NOT NULL);
     INSERT INTO scram_salt (id, salt) VALUES (1, lower(hex(randomblob(16))));`,
   },
+  {
+    // Tiered storage (tiering/): each file's tier and when it moved; policies (users change them:
+    // replicated in a cluster); migration jobs; and moves in progress, which start-up settles by the
+    // file's tier in the manifest (hot: the cold copy is dropped; cold: the hot copy is).
+    id: '0012_tiering',
+    sql: `ALTER TABLE files ADD COLUMN tier TEXT NOT NULL DEFAULT 'hot';
+    ALTER TABLE files ADD COLUMN moved_at TEXT;
+    CREATE INDEX files_by_tier ON files(tier, database);
+    CREATE TABLE tiering_policies (
+      id TEXT PRIMARY KEY,
+      database TEXT NOT NULL,
+      measurement TEXT,
+      hot_max_age_days INTEGER NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX tiering_policies_target ON tiering_policies(database, coalesce(measurement, ''));
+    CREATE TABLE tiering_jobs (
+      id TEXT PRIMARY KEY,
+      status TEXT NOT NULL,
+      trigger TEXT NOT NULL,
+      started_at TEXT NOT NULL,
+      finished_at TEXT,
+      files_moved INTEGER NOT NULL DEFAULT 0,
+      bytes_moved INTEGER NOT NULL DEFAULT 0,
+      failures INTEGER NOT NULL DEFAULT 0,
+      error TEXT
+    );
+    CREATE TABLE tiering_moves (path TEXT PRIMARY KEY, started_at TEXT NOT NULL);`,
+  },
 ];

@@ -23,6 +23,9 @@ const manifestFile = z.object({
   columns: z.array(z.string()),
   seq: z.number(),
   createdAt: z.string(),
+  // Tiering: absent in snapshots written before it (every file hot then).
+  tier: z.enum(['hot', 'cold']).optional(),
+  movedAt: z.string().nullable().optional(),
 });
 
 const snapshotSchema = z.object({

@@ -10,6 +10,7 @@ import { clusterSection } from './sections/cluster.ts';
 import { consoleSection } from './sections/console.ts';
 import { databaseSection, querySection } from './sections/query.ts';
 import { pgwireSection } from './sections/pgwire.ts';
+import { tieringSection } from './sections/tiering.ts';
 import {
   backupSection,
   compactionSection,
@@ -47,6 +48,7 @@ export const sections = {
   cluster: clusterSection,
   console: consoleSection,
   pgwire: pgwireSection,
+  tiering: tieringSection,
 } as const;
 
 export type SectionName = keyof typeof sections;
@@ -76,6 +78,7 @@ export const configSchema = z.object({
   cluster: clusterSection.prefault({}),
   console: consoleSection.prefault({}),
   pgwire: pgwireSection.prefault({}),
+  tiering: tieringSection.prefault({}),
 });
 
 /** The parsed configuration: sizes in bytes, durations in milliseconds. */

@@ -22,6 +22,7 @@ export { backupRoutes } from './routes/backup-routes.ts';
 export { databaseRoutes } from './routes/database-routes.ts';
 export { deleteRoutes } from './routes/delete-routes.ts';
 export { retentionRoutes } from './routes/retention-routes.ts';
+export { tieringOffRoutes, tieringRoutes } from './routes/tiering-routes.ts';
 export { continuousQueryRoutes } from './routes/continuous-query-routes.ts';
 export { importRoutes, type ImportRouteDeps } from './routes/import-routes.ts';
 export { queryManagementRoutes } from './routes/query-management-routes.ts';

@@ -8,7 +8,7 @@
  * Top-level folders of src/, lowest first; a folder may import only folders listed before it, and
  * only through their index.ts (lib/ excepted: each of its files is its own public face).
  * native/ sits low because duckdb/ reads results through compiled C; duckdb/ sits below parquet/ and
- * buffer/ because the Parquet writer is DuckDB. console/ serves the web console; its page/ is browser code. Nested rooms (auth/rbac, storage/tiering, the admin
+ * buffer/ because the Parquet writer is DuckDB. console/ serves the web console; its page/ is browser code. tiering/ (hot -> cold moves) sits over admin/: its runs go through the admin scheduler. Nested rooms (auth/rbac, storage/tiering, the admin
  * features) live inside their parent's rank.
  */
 export const LAYERS = [
@@ -26,6 +26,7 @@ export const LAYERS = [
   'query',
   'auth',
   'admin',
+  'tiering',
   'governance',
   'audit',
   'cluster',

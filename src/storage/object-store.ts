@@ -9,6 +9,8 @@ export interface ObjectInfo {
   bytes: number;
   /** Last modification, epoch milliseconds. */
   modifiedMs: number;
+  /** Which tier holds it, when the store has two (tiering); absent otherwise. */
+  tier?: 'hot' | 'cold';
 }
 
 /** The body of a `put`: bytes in memory, or a local file the store takes over (moved when it can, else copied). */

@@ -36,13 +36,18 @@ const REPROBE_FAILING_MS = 2_000;
 /** Opens the backend `storage.backend` names; `inUse` tells the read cache which keys running queries hold. */
 export async function openObjectStore(
   storage: Config['storage'],
-  opts: { inUse?: (key: string) => boolean; logger?: { info(msg: string, fields?: Record<string, unknown>): void } } = {},
+  opts: {
+    inUse?: (key: string) => boolean;
+    logger?: { info(msg: string, fields?: Record<string, unknown>): void };
+    /** S3 storage class or Azure access tier of every upload (the cold tier's); empty: the default. */
+    storageClass?: string;
+  } = {},
 ): Promise<OpenedStore> {
   if (storage.backend === 'local') {
     const store = await new LocalObjectStore(storage.local_path, { dropPageCache: storage.drop_page_cache }).open();
     return { store, health: new StorageHealth('local'), readRoot: store.root, lockSlot: fileLockSlot(store.root), probe: async () => {}, close: () => {} };
   }
-  const remote = await remoteBackend(storage);
+  const remote = await remoteBackend(storage, opts.storageClass ?? '');
   const cache = await new ReadCache({ dir: storage.cache_path, maxBytes: storage.cache_size, inUse: opts.inUse }).open();
   const prefix = storage.backend === 's3' ? storage.s3_prefix : storage.azure_prefix;
   const store = new RemoteObjectStore(remote, cache, { prefix, revalidateMs: storage.cache_revalidate });
@@ -65,7 +70,7 @@ export async function openObjectStore(
 }
 
 /** The configured cloud backend; each SDK is loaded only when its backend is used (about 50 ms each). */
-async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
+async function remoteBackend(s: Config['storage'], storageClass: string): Promise<RemoteBackend> {
   if (s.backend === 's3') {
     if (!s.s3_bucket) throw new StartupError('config', 'storage.backend is s3 but storage.s3_bucket is empty');
     const { S3Backend } = await import('./s3/s3-backend.ts');
@@ -76,6 +81,7 @@ async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
       pathStyle: s.s3_path_style,
       accessKey: s.s3_access_key,
       secretKey: s.s3_secret_key,
+      storageClass,
     });
   }
   if (!s.azure_container) throw new StartupError('config', 'storage.backend is azure but storage.azure_container is empty');
@@ -87,5 +93,6 @@ async function remoteBackend(s: Config['storage']): Promise<RemoteBackend> {
     key: s.azure_key,
     endpoint: s.azure_endpoint,
     sasToken: s.azure_sas_token,
+    accessTier: storageClass,
   });
 }

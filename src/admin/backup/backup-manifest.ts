@@ -13,6 +13,8 @@ export interface BackupFile {
   bytes: number;
   columns: string[];
   seq: number;
+  /** `cold` when the file lived in the cold tier (tiering); absent: hot. */
+  tier?: 'cold';
 }
 
 /** Per-measurement totals. */
@@ -54,12 +56,12 @@ export type BackupSummary = Omit<BackupManifest, 'files'>;
 
 /** The backup form of a manifest entry. */
 export function toBackupFile(f: ManifestFile, bytes = f.bytes): BackupFile {
-  return { path: f.path, database: f.database, measurement: f.measurement, hour: f.hour, min_time: f.minTime, max_time: f.maxTime, rows: f.rows, bytes, columns: f.columns, seq: f.seq };
+  return { path: f.path, database: f.database, measurement: f.measurement, hour: f.hour, min_time: f.minTime, max_time: f.maxTime, rows: f.rows, bytes, columns: f.columns, seq: f.seq, ...(f.tier === 'cold' ? { tier: 'cold' as const } : {}) };
 }
 
 /** The manifest entry of a restored file. */
 export function fromBackupFile(f: BackupFile): ManifestFile {
-  return { path: f.path, database: f.database, measurement: f.measurement, hour: f.hour, minTime: f.min_time, maxTime: f.max_time, rows: f.rows, bytes: f.bytes, columns: f.columns, seq: f.seq, createdAt: new Date().toISOString() };
+  return { path: f.path, database: f.database, measurement: f.measurement, hour: f.hour, minTime: f.min_time, maxTime: f.max_time, rows: f.rows, bytes: f.bytes, columns: f.columns, seq: f.seq, createdAt: new Date().toISOString(), tier: f.tier ?? 'hot' };
 }
 
 /** Totals per database and measurement. */

@@ -97,7 +97,8 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
     for (const f of backup.files) {
       checkAborted(signal);
       const live = await t.store.stat(f.path);
-      if (live && live.bytes === f.bytes) restored.push(fromBackupFile(f));
+      // The object is still there: registered again in the tier that holds it (a cold one stays cold).
+      if (live && live.bytes === f.bytes) restored.push({ ...fromBackupFile(f), tier: t.manifest.tierOf(f.path) ?? f.tier ?? 'hot' });
       else {
         const scratch = t.store.scratchPath('restore.parquet');
         await copyFile(join(dataDir, f.path), scratch);
@@ -105,7 +106,8 @@ async function restoreData(t: RestoreTargets, backup: BackupManifest, dataDir: s
         t.manifest.intend(key, 'drop');
         added.push(key);
         await t.store.put(key, { file: scratch });
-        restored.push({ ...fromBackupFile(f), path: key });
+        // The tier is where the put went (the manifest asks the tiered store); hot without tiering.
+        restored.push({ ...fromBackupFile(f), path: key, tier: 'hot' });
       }
       progress.processed_files++;
       progress.processed_bytes += f.bytes;

@@ -4,7 +4,7 @@
  * connections are retried by the SDK's exponential retry policy.
  */
 import { Readable } from 'node:stream';
-import { BlobServiceClient, StorageSharedKeyCredential, type ContainerClient, type StoragePipelineOptions } from '@azure/storage-blob';
+import { BlobServiceClient, StorageSharedKeyCredential, type BlockBlobTier, type ContainerClient, type StoragePipelineOptions } from '@azure/storage-blob';
 import { invalid, notFound } from '../../lib/errors.ts';
 import type { PutCondition, RemoteBackend, RemoteObject } from '../cache/remote-backend.ts';
 import { azureError, isMissingBlob } from './azure-errors.ts';
@@ -22,6 +22,8 @@ export interface AzureOptions {
   maxTries?: number;
   /** Block size of large uploads; bodies up to this size go in one request. */
   blockSizeBytes?: number;
+  /** Access tier set on every upload (`Hot`, `Cool`, `Cold`, `Archive`); empty: the account's default. */
+  accessTier?: string;
 }
 
 /** RemoteBackend over one Azure blob container. */
@@ -31,6 +33,7 @@ export class AzureBackend implements RemoteBackend {
   private readonly container: ContainerClient;
   private readonly anonymous: boolean;
   private readonly blockSize: number;
+  private readonly tier: BlockBlobTier | undefined;
 
   constructor(opts: AzureOptions) {
     const pipeline: StoragePipelineOptions = {
@@ -41,11 +44,12 @@ export class AzureBackend implements RemoteBackend {
     this.container = service.getContainerClient(opts.container);
     this.location = `azure://${service.accountName || new URL(service.url).host}/${opts.container}`;
     this.blockSize = opts.blockSizeBytes ?? 8 * 1024 * 1024;
+    this.tier = (opts.accessTier || undefined) as BlockBlobTier | undefined;
   }
 
   async upload(key: string, source: Uint8Array | { file: string }): Promise<RemoteObject> {
     const blob = this.container.getBlockBlobClient(key);
-    const opts = { blockSize: this.blockSize, maxSingleShotSize: this.blockSize, concurrency: 4 };
+    const opts = { blockSize: this.blockSize, maxSingleShotSize: this.blockSize, concurrency: 4, tier: this.tier };
     try {
       const out = source instanceof Uint8Array ? await blob.uploadData(source, opts) : await blob.uploadFile(source.file, opts);
       const bytes = source instanceof Uint8Array ? source.byteLength : Bun.file(source.file).size;

@@ -15,6 +15,7 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
+  type StorageClass,
   S3Client,
   type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3';
@@ -35,6 +36,8 @@ export interface S3Options {
   maxAttempts?: number;
   /** Multipart part size; bodies up to this size go in one PUT. S3 refuses parts under 5 MiB. */
   partSizeBytes?: number;
+  /** Storage class set on every upload (`STANDARD_IA`, `GLACIER_IR`, ...); empty: the bucket's default. */
+  storageClass?: string;
 }
 
 const MIN_PART = 5 * 1024 * 1024;
@@ -46,11 +49,13 @@ export class S3Backend implements RemoteBackend {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly partSize: number;
+  private readonly storageClass: StorageClass | undefined;
 
   constructor(opts: S3Options) {
     this.bucket = opts.bucket;
     this.location = `s3://${opts.bucket}`;
     this.partSize = Math.max(MIN_PART, opts.partSizeBytes ?? 8 * 1024 * 1024);
+    this.storageClass = (opts.storageClass || undefined) as StorageClass | undefined;
     this.client = new S3Client({
       region: opts.region || 'us-east-1',
       endpoint: opts.endpoint || undefined,
@@ -68,7 +73,7 @@ export class S3Backend implements RemoteBackend {
     const bytes = source instanceof Uint8Array ? source.byteLength : (await stat(source.file)).size;
     const body = source instanceof Uint8Array ? source : createReadStream(source.file);
     try {
-      const up = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: body }, partSize: this.partSize, queueSize: 4, leavePartsOnError: false });
+      const up = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: body, StorageClass: this.storageClass }, partSize: this.partSize, queueSize: 4, leavePartsOnError: false });
       const out = await up.done();
       return { key, bytes, modifiedMs: Date.now(), etag: out.ETag ?? '' };
     } catch (err) {
