@@ -5,13 +5,20 @@
  * route" 404), and operations of features switched off are left out rather than documented.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OPERATIONS, openApiDocument } from '../src/http/openapi.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
 // Every optional feature on, so every operation of the catalog is routed.
-beforeAll(async () => void (server = await startServer({ env: { SVC_AUDIT_LOG_ENABLED: 'true' } })));
-afterAll(async () => await server.cleanup());
+const coldDir = mkdtempSync(join(tmpdir(), 'svc-openapi-cold-'));
+beforeAll(async () => void (server = await startServer({ env: { SVC_AUDIT_LOG_ENABLED: 'true', SVC_TIERING_ENABLED: 'true', SVC_TIERING_COLD_BACKEND: 'local', SVC_TIERING_COLD_LOCAL_PATH: coldDir } })));
+afterAll(async () => {
+  await server.cleanup();
+  rmSync(coldDir, { recursive: true, force: true });
+});
 
 type Op = { summary: string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: { name: string; in: string }[]; security?: unknown[] };
 type Doc = { openapi: string; security: unknown[]; paths: Record<string, Record<string, Op>> };
@@ -51,7 +58,7 @@ test('every documented operation is routed on the real server, and every catalog
       expect(`${method} ${path}: ${unrouted ? 'not routed' : 'routed'}`).toBe(`${method} ${path}: routed`);
       checked++;
     }
-  // The audit log is on and query management, governance and the console are on by default: nothing optional is missing.
+  // The audit log and tiering are on and query management, governance and the console are on by default: nothing optional is missing.
   expect(checked).toBe(Object.keys(OPERATIONS).length);
 });
 

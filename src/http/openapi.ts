@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { candidatesQuery, createCqBody, createRetentionBody, createSubscriptionBody, historyQuery, restoreBody, triggerBody, updateCqBody, updateRetentionBody, updateSubscriptionBody } from '../admin/index.ts';
 import { checkQuery, grantBody, grantPatch, memberBody, organizationBody, organizationPatch, roleBody, rolePatch, teamBody, teamPatch } from '../auth/index.ts';
 import { createPolicyBody, updatePolicyBody } from '../governance/index.ts';
+import { filesQuery as tieringFilesQuery, migrateBody, policyBody as tieringPolicyBody } from '../tiering/index.ts';
 import { openApiDocument as buildDocument, type Operation, type Operations, type RegisteredRoute } from '../lib/openapi.ts';
 import { logParams } from './routes/audit-routes.ts';
 import { createBody as tokenCreateBody, patchBody as tokenPatchBody } from './routes/auth-routes.ts';
@@ -179,6 +180,17 @@ export const OPERATIONS: Operations = {
   'GET /api/v1/cluster/health': { summary: 'Cluster health', ok: { 200: 'health' } },
   'GET /api/v1/cluster/files': { summary: 'Files of the shared manifest', query: filesQuery, ok: { 200: '{files, count}' } },
   'DELETE /api/v1/cluster/nodes/:id': { summary: 'Remove a departed member (admin)', ok: { 200: 'removed' } },
+
+  'GET /api/v1/tiering/status': { summary: 'Tiering state: backends, running, last and next run, last result ({enabled: false} when off)', ok: { 200: 'status' } },
+  'GET /api/v1/tiering/stats': { summary: 'Files and bytes per tier and database (tiering.enabled)', ok: { 200: '{hot, cold, by_database}' }, optional: true },
+  'GET /api/v1/tiering/files': { summary: 'Data files with their tier, size, partition hour and moved_at (tiering.enabled)', query: tieringFilesQuery, ok: { 200: '{files, count}' }, optional: true },
+  'POST /api/v1/tiering/migrate': { summary: 'Move files to the cold tier now (admin; tiering.enabled); dry_run lists the plan and moves nothing', body: migrateBody, ok: { 200: 'the plan (dry run)', 202: '{job_id}' }, optional: true },
+  'GET /api/v1/tiering/jobs/:id': { summary: 'One migration job (tiering.enabled)', ok: { 200: 'the job' }, optional: true },
+  'POST /api/v1/tiering/policies': { summary: 'Create a tiering policy (admin; tiering.enabled)', body: tieringPolicyBody, ok: { 201: 'the policy' }, optional: true },
+  'GET /api/v1/tiering/policies': { summary: 'List tiering policies (tiering.enabled)', ok: { 200: '{policies, count}' }, optional: true },
+  'GET /api/v1/tiering/policies/:id': { summary: 'One tiering policy (tiering.enabled)', ok: { 200: 'the policy' }, optional: true },
+  'PUT /api/v1/tiering/policies/:id': { summary: 'Change a tiering policy (admin; tiering.enabled)', body: tieringPolicyBody, ok: { 200: 'the policy' }, optional: true },
+  'DELETE /api/v1/tiering/policies/:id': { summary: 'Delete a tiering policy (admin; tiering.enabled)', ok: { 200: 'deleted' }, optional: true },
 
   'GET /': { summary: 'A browser (Accept: text/html) is sent to /console (console.enabled)', ok: { 302: 'redirect' }, public: true, optional: true },
   'GET /console': { summary: 'The web console page (console.enabled)', ok: { 200: 'text/html' }, public: true, optional: true },
