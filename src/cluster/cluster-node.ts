@@ -5,11 +5,12 @@
  * once and joins again with a new lease, behind any node that took over meanwhile.
  */
 import { Candidacy, readLeader } from './etcd/election.ts';
-import { EtcdClient, EtcdError, type Compare } from './etcd/etcd-client.ts';
+import { EtcdClient, EtcdError, type Compare, type Op } from './etcd/etcd-client.ts';
 import { LeaseKeeper } from './etcd/lease-keeper.ts';
 import { Membership } from './membership.ts';
 import type { NodeRecord, Role } from './node-record.ts';
 import { notPrimary } from './shared-wal.ts';
+import { decideTakeover, parsePrimaryRecord, type TakeoverDecision } from './takeover-policy.ts';
 
 export interface ClusterSettings {
   name: string;
@@ -21,6 +22,9 @@ export interface ClusterSettings {
   version: string;
   heartbeatMs: number;
   failoverTimeoutMs: number;
+  /** false: a standby takes over only from a holder that resigned (see takeover-policy.ts). */
+  failoverEnabled: boolean;
+  failoverCooldownMs: number;
 }
 
 interface Log {
@@ -62,6 +66,8 @@ export class ClusterNode {
   private ready = false;
   private lastContact = 0;
   private campaignAbort = new AbortController();
+  /** Bumped at every join, so a campaign of an older lease stops. */
+  private generation = 0;
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
   /** Work before a newly elected node takes requests (the writer's shared WAL replay); set by main.ts. */
@@ -100,14 +106,112 @@ export class ClusterNode {
     this.lastContact = Date.now();
     const election = ELECTION_OF[this.settings.role];
     if (election) {
+      const gen = ++this.generation;
       this.candidacy = await Candidacy.enter(this.client, this.electionPrefix(election), this.keeper.id, this.settings.nodeId);
-      const mine = this.candidacy;
-      const signal = this.campaignAbort.signal;
-      void mine.won(signal).then(
-        (waited) => this.takeOver(mine, election, waited),
-        () => undefined,
-      );
+      void this.campaign(election, this.candidacy, this.keeper.id, gen);
     }
+  }
+
+  private current(gen: number): boolean {
+    return gen === this.generation && !this.stopped;
+  }
+
+  /**
+   * Waits to reach the front of the election, then takes over, or (failover_enabled = false, or the
+   * cooldown of a holder that came back) leaves the election and enters again when the policy allows.
+   */
+  private async campaign(election: 'writer' | 'compactor', first: Candidacy, leaseId: string, gen: number): Promise<void> {
+    let mine = first;
+    let failover = false;
+    while (this.current(gen) && this.candidacy === mine) {
+      try {
+        failover = (await mine.won(this.campaignAbort.signal)) || failover;
+      } catch {
+        return;
+      }
+      if (!this.current(gen) || this.candidacy !== mine) return;
+      let decision: TakeoverDecision;
+      try {
+        decision = await this.decide(election);
+      } catch (err) {
+        this.log.warn('cannot read the last holder of the election; retrying', { election, error: (err as Error).message });
+        await Bun.sleep(500);
+        continue;
+      }
+      if (decision.kind === 'take') return this.takeOver(mine, election, failover);
+      this.log.warn(
+        decision.kind === 'stand-aside'
+          ? `failover is disabled: the active ${election} ${decision.holder} lost its lease without resigning; this node does not take over until it is back or an operator deletes ${this.recordKey(election)}`
+          : `the active ${election} ${decision.holder} was elected less than failover_cooldown ago and is back; this node lets it lead until the cooldown ends`,
+        { election, holder: decision.holder },
+      );
+      this.candidacy = null;
+      await mine.resign().catch(() => undefined);
+      await this.waitToEnter(election, decision, gen);
+      const again = await this.enterAgain(election, leaseId, gen);
+      if (!again) return;
+      mine = again;
+      failover = true;
+    }
+  }
+
+  /** What the takeover policy says for this node, at the front of `election`, now. */
+  private async decide(election: 'writer' | 'compactor'): Promise<TakeoverDecision> {
+    const { record, candidates } = await this.holder(election);
+    const s = this.settings;
+    return decideTakeover({
+      self: s.nodeId,
+      record,
+      recordedIsCandidate: !!record && candidates.includes(record.node_id),
+      failoverEnabled: s.failoverEnabled,
+      cooldownMs: s.failoverCooldownMs,
+      now: Date.now(),
+    });
+  }
+
+  private async holder(election: 'writer' | 'compactor') {
+    const [rec, { kvs }] = await Promise.all([this.client.get(this.recordKey(election)), this.client.getPrefix(`${this.electionPrefix(election)}/`)]);
+    return { record: parsePrimaryRecord(rec?.value), candidates: kvs.map((kv) => kv.value) };
+  }
+
+  /** Polls until the node may enter the election again: the holder is back, the record changed, or (yield) the cooldown ended or nobody leads. */
+  private async waitToEnter(election: 'writer' | 'compactor', decision: Exclude<TakeoverDecision, { kind: 'take' }>, gen: number): Promise<void> {
+    const pollMs = Math.max(100, Math.min(1000, this.settings.heartbeatMs));
+    while (this.current(gen)) {
+      await Bun.sleep(pollMs);
+      const now = await this.holder(election).catch(() => null);
+      if (!now) continue;
+      const back = now.candidates.includes(decision.holder);
+      if (decision.kind === 'stand-aside' && (now.record?.node_id !== decision.holder || back)) return;
+      if (decision.kind === 'yield' && (Date.now() >= decision.untilMs || now.candidates.length === 0)) return;
+    }
+  }
+
+  private async enterAgain(election: 'writer' | 'compactor', leaseId: string, gen: number): Promise<Candidacy | null> {
+    while (this.current(gen)) {
+      try {
+        const c = await Candidacy.enter(this.client, this.electionPrefix(election), leaseId, this.settings.nodeId);
+        if (!this.current(gen)) return null;
+        this.candidacy = c;
+        return c;
+      } catch (err) {
+        this.log.warn('cannot enter the election again; retrying', { election, error: (err as Error).message });
+        await Bun.sleep(500);
+      }
+    }
+    return null;
+  }
+
+  /** The record of the election's last holder (no lease: it outlives the holder, and only a graceful resign deletes it). */
+  private recordKey(election: 'writer' | 'compactor'): string {
+    return `${this.settings.prefix}/primaries/${election}`;
+  }
+
+  /** Records this node as the holder, under the election's fence. */
+  private async claim(mine: Candidacy, election: 'writer' | 'compactor'): Promise<void> {
+    const value = JSON.stringify({ node_id: this.settings.nodeId, elected_at: Date.now() });
+    const r = await this.client.txn([mine.fence()], [{ put: { key: this.recordKey(election), value } }]);
+    if (!r.succeeded) throw new Error('the election key is gone');
   }
 
   /**
@@ -117,9 +221,10 @@ export class ClusterNode {
   private async takeOver(mine: Candidacy, election: 'writer' | 'compactor', waited: boolean): Promise<void> {
     if (this.candidacy !== mine || this.stopped) return;
     this.elected = true;
-    for (let attempt = 0; this.onElected && this.candidacy === mine && !this.stopped; attempt++) {
+    for (let attempt = 0; this.candidacy === mine && !this.stopped; attempt++) {
       try {
-        await this.onElected();
+        await this.claim(mine, election);
+        if (this.onElected) await this.onElected();
         break;
       } catch (err) {
         this.log.error('cannot take over as the active ' + election + '; retrying', { error: (err as Error).message, attempt });
@@ -251,9 +356,15 @@ export class ClusterNode {
     const mine = this.candidacy;
     this.candidacy = null;
     this.demote();
-    await mine.resign().catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
+    await mine.resign(this.resignOps()).catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
     this.log.info('handed the election over', { role: this.settings.role });
     return true;
+  }
+
+  /** A graceful resign also deletes the holder record, so the next candidate takes over whatever the failover settings. */
+  private resignOps(): Op[] {
+    const election = ELECTION_OF[this.settings.role];
+    return election ? [{ delete: { key: this.recordKey(election) } }] : [];
   }
 
   /** Reads members and leaders now instead of waiting for the next heartbeat. */
@@ -337,7 +448,7 @@ export class ClusterNode {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     try {
       await this.membership.leave();
-      if (this.candidacy) await this.candidacy.resign();
+      if (this.candidacy) await this.candidacy.resign(this.elected ? this.resignOps() : []);
       await this.membership.deregister();
     } catch (err) {
       this.log.warn('cannot leave the cluster cleanly; the lease expiry will', { error: (err as Error).message });
