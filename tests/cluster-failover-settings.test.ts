@@ -27,7 +27,7 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['off', 'cooldown'])]);
+    [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['off', 'cooldown', 'flap'])]);
   }, 60_000);
 
   afterAll(async () => {
@@ -39,7 +39,7 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  /** A two-writer cluster named `name` (its own bucket) with `extra` settings. */
+  /** A two-writer cluster named `name` (its own bucket) with `extra` settings (they may override the failover timeout). */
   const clusterOf = (name: string, extra: Record<string, string>) => {
     const nodes: Record<string, TestServer> = {};
     const nodeDirs: Record<string, string> = {};
@@ -138,4 +138,30 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
     expect((await c.write('a')).status).toBe(204);
     await until('b to resume as a standby naming a', async () => (await c.writer('b')) === 'a' && !(await c.isLeader('b')), 20_000);
   }, 120_000);
+
+  test('failover_cooldown: a primary elected just now whose lease lapsed but that is back keeps the role; the cooldown counts from its first election', async () => {
+    // A 9 s lease is renewed every 3 s, so b survives the pause below that lets a come back first.
+    const c = clusterOf('flap', { SVC_CLUSTER_FAILOVER_COOLDOWN: '10m', SVC_CLUSTER_FAILOVER_TIMEOUT: '9s' });
+    await c.start('a');
+    await until('a to lead', () => c.isLeader('a'));
+    await c.start('b');
+    const client = new EtcdClient({ endpoints: etcd.endpoints });
+    const candidates = async () => (await client.getPrefix('/svc/v1/flap/elections/writer/')).kvs;
+    const record = async () => JSON.parse((await client.get('/svc/v1/flap/primaries/writer'))!.value) as { node_id: string; elected_at: number };
+    const first = await record();
+    expect(first.node_id).toBe('a');
+    const oldKey = (await candidates()).find((kv) => kv.value === 'a')!.key;
+
+    // a's lease lapses (revoked as etcd would expire it) while b cannot act; a notices and campaigns again.
+    c.nodes.b!.proc.kill('SIGSTOP');
+    await client.leaseRevoke(oldKey.split('/').pop()!);
+    await until('a to be a candidate again', async () => (await candidates()).some((kv) => kv.value === 'a' && kv.key !== oldKey), 5500).finally(() => c.nodes.b!.proc.kill('SIGCONT'));
+
+    // b, now first in line, lets a lead: a was elected less than the cooldown ago and is back.
+    await until('b to yield to a', async () => c.nodes.b!.output().includes('lets it lead until the cooldown ends'), 20_000);
+    await until('a to lead again', async () => (await c.isLeader('a')) && (await c.writer('b')) === 'a', 20_000);
+    expect(await c.isLeader('b')).toBe(false);
+    expect((await c.write('b')).status).toBe(204);
+    expect(await record()).toEqual(first);
+  }, 90_000);
 });

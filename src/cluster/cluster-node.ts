@@ -207,9 +207,14 @@ export class ClusterNode {
     return `${this.settings.prefix}/primaries/${election}`;
   }
 
-  /** Records this node as the holder, under the election's fence. */
+  /**
+   * Records this node as the holder, under the election's fence. A holder taking the role back keeps
+   * its first election time, so coming back after a lapse does not extend its cooldown.
+   */
   private async claim(mine: Candidacy, election: 'writer' | 'compactor'): Promise<void> {
-    const value = JSON.stringify({ node_id: this.settings.nodeId, elected_at: Date.now() });
+    const { record } = await this.holder(election);
+    const electedAt = record?.node_id === this.settings.nodeId ? record.elected_at : Date.now();
+    const value = JSON.stringify({ node_id: this.settings.nodeId, elected_at: electedAt });
     const r = await this.client.txn([mine.fence()], [{ put: { key: this.recordKey(election), value } }]);
     if (!r.succeeded) throw new Error('the election key is gone');
   }
