@@ -94,7 +94,7 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
     const refused = await c.write('b');
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
-    await refused.text();
+    expect(await refused.text()).toContain('no primary writer');
 
     // The primary comes back (same node id) and leads again; b stays a standby.
     await c.start('a');
