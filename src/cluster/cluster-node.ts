@@ -112,8 +112,9 @@ export class ClusterNode {
     }
   }
 
+  /** A campaign goes on while its join is the latest and its lease is held (a lost lease starts a new one). */
   private current(gen: number): boolean {
-    return gen === this.generation && !this.stopped;
+    return gen === this.generation && !this.stopped && (this.keeper?.alive ?? false);
   }
 
   /**
