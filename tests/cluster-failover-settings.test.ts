@@ -2,7 +2,8 @@
  * cluster.failover_enabled and cluster.failover_cooldown applied to the writer election, end to end:
  * a real three-member etcd, s3rver and two writers (failover_timeout 3 s), one cluster per setting.
  * With failover off, a killed primary is not replaced: writes answer 503 with Retry-After, until the
- * primary comes back (it leads again) or an operator deletes the holder record; a graceful stop still
+ * primary comes back (it leads again) or an operator forgets it (DELETE
+ * /api/v1/cluster/elections/writer/holder); a graceful stop still
  * hands over. With a long cooldown, a primary elected seconds ago that is killed or paused past its
  * lease is still replaced at once: the cooldown never leaves the cluster without a primary.
  */
@@ -102,11 +103,17 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
     expect((await c.write('b')).status).toBe(204);
     expect(await c.isLeader('b')).toBe(false);
 
-    // Crash again; an operator promotes b by deleting the holder record.
+    // An operator cannot forget a holder that leads; after another crash it can, and b takes over.
+    const release = () => c.nodes.b!.fetch('/api/v1/cluster/elections/writer/holder', { method: 'DELETE' });
+    const live = await release();
+    expect(live.status).toBe(409);
+    expect(await live.text()).toContain('holder a holds its lease');
+    expect((await c.nodes.b!.fetch('/api/v1/cluster/elections/leader/holder', { method: 'DELETE' })).status).toBe(400);
     await c.nodes.a!.kill();
     await until('b to stand aside again', async () => c.nodes.b!.output().split('failover is disabled').length === 3, 20_000);
-    const client = new EtcdClient({ endpoints: etcd.endpoints });
-    expect(await client.delete('/svc/v1/off/primaries/writer')).toBe(1);
+    const released = await release();
+    expect(released.status).toBe(200);
+    expect(await released.json()).toMatchObject({ election: 'writer', holder: 'a' });
     await until('b to take over', async () => (await c.isLeader('b')) && (await c.writer('b')) === 'b');
     expect((await c.write('b')).status).toBe(204);
 

@@ -367,6 +367,22 @@ export class ClusterNode {
     return true;
   }
 
+  /**
+   * An operator's failover (failover_enabled = false): deletes the record of a holder whose lease is
+   * gone, so the waiting candidates enter the election again. 'campaigning' when the recorded holder
+   * is a candidate (it leads, or is about to): nothing is deleted then.
+   */
+  async releaseHolder(election: 'writer' | 'compactor'): Promise<{ outcome: 'none' | 'campaigning' | 'changed' | 'released'; holder: string | null }> {
+    const key = this.recordKey(election);
+    const [rec, { kvs }] = await Promise.all([this.client.get(key), this.client.getPrefix(`${this.electionPrefix(election)}/`)]);
+    const record = parsePrimaryRecord(rec?.value);
+    if (!rec) return { outcome: 'none', holder: null };
+    if (record && kvs.some((kv) => kv.value === record.node_id)) return { outcome: 'campaigning', holder: record.node_id };
+    // Only the record read above, so a holder that took over meanwhile keeps its own.
+    const r = await this.client.txn([{ key, target: 'MOD', result: 'EQUAL', revision: rec.mod_revision }], [{ delete: { key } }]);
+    return { outcome: r.succeeded ? 'released' : 'changed', holder: record?.node_id ?? null };
+  }
+
   /** A graceful resign also deletes the holder record, so the next candidate takes over whatever the failover settings. */
   private resignOps(): Op[] {
     const election = ELECTION_OF[this.settings.role];
