@@ -142,7 +142,7 @@ export class ClusterNode {
       if (decision.kind === 'take') return this.takeOver(mine, election, failover);
       this.log.warn(
         decision.kind === 'stand-aside'
-          ? `failover is disabled: the active ${election} ${decision.holder} lost its lease without resigning; this node does not take over until it is back or an operator deletes ${this.recordKey(election)}`
+          ? `failover is disabled: the active ${election} ${decision.holder} lost its lease without resigning; this node does not take over until it is back or an admin calls DELETE /api/v1/cluster/elections/${election}/holder`
           : `the active ${election} ${decision.holder} was elected less than failover_cooldown ago and is back; this node lets it lead until the cooldown ends`,
         { election, holder: decision.holder },
       );
