@@ -10,7 +10,8 @@ import { LeaseKeeper } from './etcd/lease-keeper.ts';
 import { Membership } from './membership.ts';
 import type { NodeRecord, Role } from './node-record.ts';
 import { notPrimary } from './shared-wal.ts';
-import { decideTakeover, parsePrimaryRecord, type TakeoverDecision } from './takeover-policy.ts';
+import { campaign } from './campaign.ts';
+import { ElectionHolder, type Election } from './election-holder.ts';
 
 export interface ClusterSettings {
   name: string;
@@ -68,6 +69,7 @@ export class ClusterNode {
   private campaignAbort = new AbortController();
   /** Bumped at every join, so a campaign of an older lease stops. */
   private generation = 0;
+  private readonly holder: ElectionHolder;
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
   /** Work before a newly elected node takes requests (the writer's shared WAL replay); set by main.ts. */
@@ -83,7 +85,9 @@ export class ClusterNode {
     readonly client: EtcdClient,
     readonly settings: ClusterSettings,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.holder = new ElectionHolder(client, settings.prefix);
+  }
 
   /** Registers this node (reachable at `advertiseUrl` unless the settings name one), starts heartbeats, enters its role's election. */
   async start(advertiseUrl: string): Promise<void> {
@@ -107,117 +111,33 @@ export class ClusterNode {
     const election = ELECTION_OF[this.settings.role];
     if (election) {
       const gen = ++this.generation;
-      this.candidacy = await Candidacy.enter(this.client, this.electionPrefix(election), this.keeper.id, this.settings.nodeId);
-      void this.campaign(election, this.candidacy, this.keeper.id, gen);
+      this.candidacy = await this.holder.enter(election, this.keeper.id, this.settings.nodeId);
+      const s = this.settings;
+      void campaign(
+        {
+          holder: this.holder,
+          nodeId: s.nodeId,
+          leaseId: this.keeper.id,
+          failoverEnabled: s.failoverEnabled,
+          cooldownMs: s.failoverCooldownMs,
+          pollMs: Math.max(100, Math.min(1000, s.heartbeatMs)),
+          log: this.log,
+          signal: this.campaignAbort.signal,
+          current: () => this.current(gen),
+          candidacy: () => this.candidacy,
+          setCandidacy: (c) => (this.candidacy = c),
+          standAside: () => (this.candidacy = null),
+          takeOver: (mine, failover) => this.takeOver(mine, election, failover),
+        },
+        election,
+        this.candidacy,
+      );
     }
   }
 
   /** A campaign goes on while its join is the latest and its lease is held (a lost lease starts a new one). */
   private current(gen: number): boolean {
     return gen === this.generation && !this.stopped && (this.keeper?.alive ?? false);
-  }
-
-  /**
-   * Waits to reach the front of the election, then takes over, or (failover_enabled = false, or the
-   * cooldown of a holder that came back) leaves the election and enters again when the policy allows.
-   */
-  private async campaign(election: 'writer' | 'compactor', first: Candidacy, leaseId: string, gen: number): Promise<void> {
-    let mine = first;
-    let failover = false;
-    while (this.current(gen) && this.candidacy === mine) {
-      try {
-        failover = (await mine.won(this.campaignAbort.signal)) || failover;
-      } catch {
-        return;
-      }
-      if (!this.current(gen) || this.candidacy !== mine) return;
-      let decision: TakeoverDecision;
-      try {
-        decision = await this.decide(election);
-      } catch (err) {
-        this.log.warn('cannot read the last holder of the election; retrying', { election, error: (err as Error).message });
-        await Bun.sleep(500);
-        continue;
-      }
-      if (decision.kind === 'take') return this.takeOver(mine, election, failover);
-      this.log.warn(
-        decision.kind === 'stand-aside'
-          ? `failover is disabled: the active ${election} ${decision.holder} lost its lease without resigning; this node does not take over until it is back or an admin calls DELETE /api/v1/cluster/elections/${election}/holder`
-          : `the active ${election} ${decision.holder} was elected less than failover_cooldown ago and is back; this node lets it lead until the cooldown ends`,
-        { election, holder: decision.holder },
-      );
-      this.candidacy = null;
-      await mine.resign().catch(() => undefined);
-      await this.waitToEnter(election, decision, gen);
-      const again = await this.enterAgain(election, leaseId, gen);
-      if (!again) return;
-      mine = again;
-      failover = true;
-    }
-  }
-
-  /** What the takeover policy says for this node, at the front of `election`, now. */
-  private async decide(election: 'writer' | 'compactor'): Promise<TakeoverDecision> {
-    const { record, candidates } = await this.holder(election);
-    const s = this.settings;
-    return decideTakeover({
-      self: s.nodeId,
-      record,
-      recordedIsCandidate: !!record && candidates.includes(record.node_id),
-      failoverEnabled: s.failoverEnabled,
-      cooldownMs: s.failoverCooldownMs,
-      now: Date.now(),
-    });
-  }
-
-  private async holder(election: 'writer' | 'compactor') {
-    const [rec, { kvs }] = await Promise.all([this.client.get(this.recordKey(election)), this.client.getPrefix(`${this.electionPrefix(election)}/`)]);
-    return { record: parsePrimaryRecord(rec?.value), candidates: kvs.map((kv) => kv.value) };
-  }
-
-  /** Polls until the node may enter the election again: the holder is back, the record changed, or (yield) the cooldown ended or nobody leads. */
-  private async waitToEnter(election: 'writer' | 'compactor', decision: Exclude<TakeoverDecision, { kind: 'take' }>, gen: number): Promise<void> {
-    const pollMs = Math.max(100, Math.min(1000, this.settings.heartbeatMs));
-    while (this.current(gen)) {
-      await Bun.sleep(pollMs);
-      const now = await this.holder(election).catch(() => null);
-      if (!now) continue;
-      const back = now.candidates.includes(decision.holder);
-      if (decision.kind === 'stand-aside' && (now.record?.node_id !== decision.holder || back)) return;
-      if (decision.kind === 'yield' && (Date.now() >= decision.untilMs || now.candidates.length === 0)) return;
-    }
-  }
-
-  private async enterAgain(election: 'writer' | 'compactor', leaseId: string, gen: number): Promise<Candidacy | null> {
-    while (this.current(gen)) {
-      try {
-        const c = await Candidacy.enter(this.client, this.electionPrefix(election), leaseId, this.settings.nodeId);
-        if (!this.current(gen)) return null;
-        this.candidacy = c;
-        return c;
-      } catch (err) {
-        this.log.warn('cannot enter the election again; retrying', { election, error: (err as Error).message });
-        await Bun.sleep(500);
-      }
-    }
-    return null;
-  }
-
-  /** The record of the election's last holder (no lease: it outlives the holder, and only a graceful resign deletes it). */
-  private recordKey(election: 'writer' | 'compactor'): string {
-    return `${this.settings.prefix}/primaries/${election}`;
-  }
-
-  /**
-   * Records this node as the holder, under the election's fence. A holder taking the role back keeps
-   * its first election time, so coming back after a lapse does not extend its cooldown.
-   */
-  private async claim(mine: Candidacy, election: 'writer' | 'compactor'): Promise<void> {
-    const { record } = await this.holder(election);
-    const electedAt = record?.node_id === this.settings.nodeId ? record.elected_at : Date.now();
-    const value = JSON.stringify({ node_id: this.settings.nodeId, elected_at: electedAt });
-    const r = await this.client.txn([mine.fence()], [{ put: { key: this.recordKey(election), value } }]);
-    if (!r.succeeded) throw new Error('the election key is gone');
   }
 
   /**
@@ -229,7 +149,7 @@ export class ClusterNode {
     this.elected = true;
     for (let attempt = 0; this.candidacy === mine && !this.stopped; attempt++) {
       try {
-        await this.claim(mine, election);
+        await this.holder.claim(mine, election, this.settings.nodeId);
         if (this.onElected) await this.onElected();
         break;
       } catch (err) {
@@ -307,8 +227,8 @@ export class ClusterNode {
     void this.beat();
   }
 
-  private electionPrefix(kind: 'writer' | 'compactor'): string {
-    return `${this.settings.prefix}/elections/${kind}`;
+  private electionPrefix(kind: Election): string {
+    return this.holder.electionPrefix(kind);
   }
 
   /** True while this node is the active writer or compactor of its role. */
@@ -367,26 +287,15 @@ export class ClusterNode {
     return true;
   }
 
-  /**
-   * An operator's failover (failover_enabled = false): deletes the record of a holder whose lease is
-   * gone, so the waiting candidates enter the election again. 'campaigning' when the recorded holder
-   * is a candidate (it leads, or is about to): nothing is deleted then.
-   */
-  async releaseHolder(election: 'writer' | 'compactor'): Promise<{ outcome: 'none' | 'campaigning' | 'changed' | 'released'; holder: string | null }> {
-    const key = this.recordKey(election);
-    const [rec, { kvs }] = await Promise.all([this.client.get(key), this.client.getPrefix(`${this.electionPrefix(election)}/`)]);
-    const record = parsePrimaryRecord(rec?.value);
-    if (!rec) return { outcome: 'none', holder: null };
-    if (record && kvs.some((kv) => kv.value === record.node_id)) return { outcome: 'campaigning', holder: record.node_id };
-    // Only the record read above, so a holder that took over meanwhile keeps its own.
-    const r = await this.client.txn([{ key, target: 'MOD', result: 'EQUAL', revision: rec.mod_revision }], [{ delete: { key } }]);
-    return { outcome: r.succeeded ? 'released' : 'changed', holder: record?.node_id ?? null };
+  /** An admin's failover by hand (see ElectionHolder.release). */
+  releaseHolder(election: Election) {
+    return this.holder.release(election);
   }
 
   /** A graceful resign also deletes the holder record, so the next candidate takes over whatever the failover settings. */
   private resignOps(): Op[] {
     const election = ELECTION_OF[this.settings.role];
-    return election ? [{ delete: { key: this.recordKey(election) } }] : [];
+    return election ? this.holder.resignOps(election) : [];
   }
 
   /** Reads members and leaders now instead of waiting for the next heartbeat. */
