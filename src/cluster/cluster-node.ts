@@ -5,11 +5,13 @@
  * once and joins again with a new lease, behind any node that took over meanwhile.
  */
 import { Candidacy, readLeader } from './etcd/election.ts';
-import { EtcdClient, EtcdError, type Compare } from './etcd/etcd-client.ts';
+import { EtcdClient, EtcdError, type Compare, type Op } from './etcd/etcd-client.ts';
 import { LeaseKeeper } from './etcd/lease-keeper.ts';
 import { Membership } from './membership.ts';
 import type { NodeRecord, Role } from './node-record.ts';
 import { notPrimary } from './shared-wal.ts';
+import { campaign } from './campaign.ts';
+import { ElectionHolder, type Election } from './election-holder.ts';
 
 export interface ClusterSettings {
   name: string;
@@ -21,6 +23,9 @@ export interface ClusterSettings {
   version: string;
   heartbeatMs: number;
   failoverTimeoutMs: number;
+  /** false: a standby takes over only from a holder that resigned (see takeover-policy.ts). */
+  failoverEnabled: boolean;
+  failoverCooldownMs: number;
 }
 
 interface Log {
@@ -62,6 +67,9 @@ export class ClusterNode {
   private ready = false;
   private lastContact = 0;
   private campaignAbort = new AbortController();
+  /** Bumped at every join, so a campaign of an older lease stops. */
+  private generation = 0;
+  private readonly holder: ElectionHolder;
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
   /** Work before a newly elected node takes requests (the writer's shared WAL replay); set by main.ts. */
@@ -77,7 +85,9 @@ export class ClusterNode {
     readonly client: EtcdClient,
     readonly settings: ClusterSettings,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.holder = new ElectionHolder(client, settings.prefix);
+  }
 
   /** Registers this node (reachable at `advertiseUrl` unless the settings name one), starts heartbeats, enters its role's election. */
   async start(advertiseUrl: string): Promise<void> {
@@ -100,14 +110,34 @@ export class ClusterNode {
     this.lastContact = Date.now();
     const election = ELECTION_OF[this.settings.role];
     if (election) {
-      this.candidacy = await Candidacy.enter(this.client, this.electionPrefix(election), this.keeper.id, this.settings.nodeId);
-      const mine = this.candidacy;
-      const signal = this.campaignAbort.signal;
-      void mine.won(signal).then(
-        (waited) => this.takeOver(mine, election, waited),
-        () => undefined,
+      const gen = ++this.generation;
+      this.candidacy = await this.holder.enter(election, this.keeper.id, this.settings.nodeId);
+      const s = this.settings;
+      void campaign(
+        {
+          holder: this.holder,
+          nodeId: s.nodeId,
+          leaseId: this.keeper.id,
+          failoverEnabled: s.failoverEnabled,
+          cooldownMs: s.failoverCooldownMs,
+          pollMs: Math.max(100, Math.min(1000, s.heartbeatMs)),
+          log: this.log,
+          signal: this.campaignAbort.signal,
+          current: () => this.current(gen),
+          candidacy: () => this.candidacy,
+          setCandidacy: (c) => (this.candidacy = c),
+          standAside: () => (this.candidacy = null),
+          takeOver: (mine, failover) => this.takeOver(mine, election, failover),
+        },
+        election,
+        this.candidacy,
       );
     }
+  }
+
+  /** A campaign goes on while its join is the latest and its lease is held (a lost lease starts a new one). */
+  private current(gen: number): boolean {
+    return gen === this.generation && !this.stopped && (this.keeper?.alive ?? false);
   }
 
   /**
@@ -117,9 +147,10 @@ export class ClusterNode {
   private async takeOver(mine: Candidacy, election: 'writer' | 'compactor', waited: boolean): Promise<void> {
     if (this.candidacy !== mine || this.stopped) return;
     this.elected = true;
-    for (let attempt = 0; this.onElected && this.candidacy === mine && !this.stopped; attempt++) {
+    for (let attempt = 0; this.candidacy === mine && !this.stopped; attempt++) {
       try {
-        await this.onElected();
+        await this.holder.claim(mine, election, this.settings.nodeId);
+        if (this.onElected) await this.onElected();
         break;
       } catch (err) {
         this.log.error('cannot take over as the active ' + election + '; retrying', { error: (err as Error).message, attempt });
@@ -196,8 +227,8 @@ export class ClusterNode {
     void this.beat();
   }
 
-  private electionPrefix(kind: 'writer' | 'compactor'): string {
-    return `${this.settings.prefix}/elections/${kind}`;
+  private electionPrefix(kind: Election): string {
+    return this.holder.electionPrefix(kind);
   }
 
   /** True while this node is the active writer or compactor of its role. */
@@ -251,9 +282,20 @@ export class ClusterNode {
     const mine = this.candidacy;
     this.candidacy = null;
     this.demote();
-    await mine.resign().catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
+    await mine.resign(this.resignOps()).catch((err: Error) => this.log.warn('cannot resign the election; the lease expiry will hand over', { error: err.message }));
     this.log.info('handed the election over', { role: this.settings.role });
     return true;
+  }
+
+  /** An admin's failover by hand (see ElectionHolder.release). */
+  releaseHolder(election: Election) {
+    return this.holder.release(election);
+  }
+
+  /** A graceful resign also deletes the holder record, so the next candidate takes over whatever the failover settings. */
+  private resignOps(): Op[] {
+    const election = ELECTION_OF[this.settings.role];
+    return election ? this.holder.resignOps(election) : [];
   }
 
   /** Reads members and leaders now instead of waiting for the next heartbeat. */
@@ -337,7 +379,7 @@ export class ClusterNode {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     try {
       await this.membership.leave();
-      if (this.candidacy) await this.candidacy.resign();
+      if (this.candidacy) await this.candidacy.resign(this.elected ? this.resignOps() : []);
       await this.membership.deregister();
     } catch (err) {
       this.log.warn('cannot leave the cluster cleanly; the lease expiry will', { error: (err as Error).message });

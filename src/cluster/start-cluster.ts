@@ -14,6 +14,8 @@ export interface ClusterConfig {
   advertise_url: string;
   heartbeat_interval: number;
   failover_timeout: number;
+  failover_enabled: boolean;
+  failover_cooldown: number;
   wal_group_commit: number;
 }
 
@@ -55,6 +57,8 @@ export async function openCluster(conf: ClusterConfig, ctx: { storageBackend: st
       version: ctx.version,
       heartbeatMs: conf.heartbeat_interval,
       failoverTimeoutMs: conf.failover_timeout,
+      failoverEnabled: conf.failover_enabled,
+      failoverCooldownMs: conf.failover_cooldown,
     },
     ctx.logger,
   );

@@ -180,6 +180,7 @@ export const OPERATIONS: Operations = {
   'GET /api/v1/cluster/health': { summary: 'Cluster health', ok: { 200: 'health' } },
   'GET /api/v1/cluster/files': { summary: 'Files of the shared manifest', query: filesQuery, ok: { 200: '{files, count}' } },
   'DELETE /api/v1/cluster/nodes/:id': { summary: 'Remove a departed member (admin)', ok: { 200: 'removed' } },
+  'DELETE /api/v1/cluster/elections/:election/holder': { summary: 'Forget an election holder that lost its lease, so a standby takes over with failover_enabled = false (admin)', ok: { 200: '{message, election, holder}' } },
 
   'GET /api/v1/tiering/status': { summary: 'Tiering state: backends, running, last and next run, last result ({enabled: false} when off)', ok: { 200: 'status' } },
   'GET /api/v1/tiering/stats': { summary: 'Files and bytes per tier and database (tiering.enabled)', ok: { 200: '{hot, cold, by_database}' }, optional: true },

@@ -4,7 +4,7 @@
  * leads; every other one waits for its predecessor's key to go. A leader's key and its create
  * revision are its fencing token: a write guarded by `fence()` fails once the leadership is gone.
  */
-import type { Compare, EtcdClient } from './etcd-client.ts';
+import type { Compare, EtcdClient, Op } from './etcd-client.ts';
 import { watch } from './watch.ts';
 import type { KeyValue } from './wire.ts';
 
@@ -86,9 +86,9 @@ export class Candidacy {
     return leader?.key === this.key && leader.revision === this.revision;
   }
 
-  /** Leaves the election (a leader hands over to the next candidate at once). */
-  async resign(): Promise<void> {
+  /** Leaves the election (a leader hands over to the next candidate at once), with `also` in the same transaction. */
+  async resign(also: Op[] = []): Promise<void> {
     this.closed = true;
-    await this.client.txn([this.fence()], [{ delete: { key: this.key } }]);
+    await this.client.txn([this.fence()], [{ delete: { key: this.key } }, ...also]);
   }
 }

@@ -109,7 +109,8 @@ async function forwardToPrimary(c: Context<AppEnv>, n: ClusterNode, secret: stri
   const self = n.settings.nodeId;
   const body = await c.req.arrayBuffer();
   const deadline = Date.now() + retryMs;
-  let why = 'no primary writer in the cluster right now';
+  const noPrimary = 'no primary writer in the cluster right now';
+  let why = noPrimary;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0) {
       if (Date.now() >= deadline || c.req.raw.signal.aborted) break;
@@ -117,7 +118,11 @@ async function forwardToPrimary(c: Context<AppEnv>, n: ClusterNode, secret: stri
       await n.refresh().catch(() => undefined);
     }
     const base = await n.addressFor('writer');
-    if (!base) continue;
+    if (!base) {
+      // The last word is what the cluster says now, not an earlier attempt's (a primary since gone).
+      why = noPrimary;
+      continue;
+    }
     let res: Response;
     try {
       res = await send(c, base, self, secret, body, timeoutMs);

@@ -12,6 +12,9 @@
  *                         it, in path order; `database`, `measurement` filters; `limit` (default 100, max 1000);
  *                         `after` = the previous page's next_after (null on the last page)
  * DELETE /nodes/:id    -> {message, id}; 409 for a live node unless ?force=true; 404 unknown
+ * DELETE /elections/:election/holder (admin; writer|compactor) -> {message, election, holder}: forgets a
+ *                         holder that lost its lease, so standbys waiting under failover_enabled = false
+ *                         take over; 409 while that holder campaigns; 404 without a record
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -27,6 +30,8 @@ export const filesQuery = z.object({
   limit: z.coerce.number().int().min(1, 'limit must be between 1 and 1000').max(1000, 'limit must be between 1 and 1000').default(100),
   after: z.string().optional(),
 });
+
+export const electionParam = z.enum(['writer', 'compactor'], { error: 'election must be writer or compactor' });
 
 export const nodeFilter = z.object({
   role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` }).optional(),
@@ -93,6 +98,16 @@ export function clusterRoutes(node: () => ClusterNode | null, files: (database?:
     if (outcome === 'unknown') throw new AppError('not_found', `cluster node '${id}' not found`);
     if (outcome === 'alive') throw new AppError('conflict', `cluster node '${id}' is alive; stop it first or pass ?force=true`);
     return c.json({ message: `cluster node ${id} removed`, id });
+  });
+  app.delete('/elections/:election/holder', requireAdmin, async (c) => {
+    const parsed = electionParam.safeParse(c.req.param('election'));
+    if (!parsed.success) throw new AppError('invalid', 'election must be writer or compactor');
+    const election = parsed.data;
+    const { outcome, holder } = await cluster().releaseHolder(election);
+    if (outcome === 'none') throw new AppError('not_found', `no ${election} holder is recorded (the last one resigned, or none was elected yet)`);
+    if (outcome === 'campaigning') throw new AppError('conflict', `the ${election} holder ${holder} holds its lease and campaigns: it leads or is about to; stop it gracefully to hand over`);
+    if (outcome === 'changed') throw new AppError('conflict', `the ${election} holder record changed meanwhile; look again`);
+    return c.json({ message: `the ${election} holder ${holder} is forgotten: the next candidate takes over`, election, holder });
   });
   return app;
 }
