@@ -52,9 +52,14 @@ export type MoveOutcome = { moved: true; bytes: number } | { moved: false; reaso
 export class FileMover {
   constructor(private readonly deps: MoverDeps) {}
 
+  /** A cluster's grace period for hot copies (0: none; then a later settle deletes them). */
+  get graceMs(): number {
+    return this.deps.graceMs ?? 0;
+  }
+
   /** Whether hot copies wait out a cluster's grace period (then only a later settle deletes them). */
   get keepsHotCopies(): boolean {
-    return (this.deps.graceMs ?? 0) > 0;
+    return this.graceMs > 0;
   }
 
   /** Moves `file` (listed hot) to cold; throws when the copy cannot be made or verified (nothing changes then). */
