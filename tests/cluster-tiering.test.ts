@@ -6,10 +6,16 @@
  * through the reader); the reader then lists the files cold through the shared manifest and answers
  * the same queries; the hot copies outlive the switch by cluster.file_grace_period and then go; a late
  * write for a cold hour lands cold; a compactor joining later and a fresh reader (the manifest snapshot)
- * see the same tiers.
+ * see the same tiers. And the shared manifest refuses a switch to cold of a file another node has
+ * just removed (a delete's rewrite on the writer while the compactor's copy lags).
  */
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileManifestStore, migrations, openCatalog, type ManifestFile } from '../src/catalog/index.ts';
+import { connectEtcd, SharedManifest } from '../src/cluster/index.ts';
 import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, query, writeLines } from './helpers/lifecycle.ts';
 import { S3RVER_KEY, startS3rver, type TestS3 } from './helpers/s3rver.ts';
@@ -99,8 +105,18 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     const before = await answers(reader);
     expect((await files(reader)).map((f) => f.tier)).toEqual(Array(OLD_HOURS + 1).fill('hot'));
 
+    // A policy made on the reader is replicated: the compactor plans by it.
+    const dryRun = () => json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc', dry_run: true });
+    const policy = await json(reader, 'POST', '/api/v1/tiering/policies', { database: 'tc', measurement: 'cpu', hot_max_age_days: 1_000_000 });
+    expect(policy.status).toBe(201);
+    await until('the compactor to plan by the replicated policy', async () => (await dryRun()).body.total_files === 0);
+    expect((await json(reader, 'PUT', `/api/v1/tiering/policies/${policy.body.id}`, { database: 'tc', measurement: 'cpu', hot_max_age_days: 30 })).status).toBe(200);
+
     // The dry run, asked on the reader, is answered by the compactor: the plan, and nothing moves.
-    const plan = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc', older_than_days: 30, dry_run: true });
+    const plan = await until('the compactor to plan by the changed policy', async () => {
+      const r = await dryRun();
+      return r.body.total_files === OLD_HOURS ? r : null;
+    });
     expect(plan.status).toBe(200);
     expect(plan.headers.get('x-svc-forwarded-by')).toBe('r1');
     expect(plan.body.total_files).toBe(OLD_HOURS);
@@ -109,7 +125,7 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     expect((await files(reader, 'cold')).length).toBe(0);
 
     // The real run: a job id from the compactor; its job is read through the reader (forwarded too).
-    const started = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc', older_than_days: 30 });
+    const started = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc' });
     expect(started.status).toBe(202);
     const jobId = started.body.job_id as string;
     const job = await until('the migration job to finish', async () => {
@@ -167,10 +183,48 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     expect(await compactor.stop()).toBe(0);
     await until('c2 to be the active compactor', async () => (await json(reader, 'GET', '/api/v1/cluster')).body.compactor === 'c2');
     const again = await until('the dry run on the new compactor', async () => {
-      const r = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc', older_than_days: 30, dry_run: true });
+      const r = await dryRun();
       return r.status === 200 ? r.body : null;
     });
     expect(again.total_files).toBe(0);
     expect(await answers(reader)).toEqual(after);
   }, 120_000);
+
+  test('a switch to cold of a file another node removed meanwhile is refused, not registered again', async () => {
+    const client = await connectEtcd(etcd.endpoints, 5000);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-tiering-guard-'));
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    // Two nodes' copies of one shared manifest (its own prefix): the writer deletes, the compactor moves.
+    const node = (name: string) => {
+      const local = new FileManifestStore(openCatalog(join(dir, `${name}.db`), migrations));
+      const shared = new SharedManifest(client, '/svc-test/guard', local, quiet);
+      local.setJournal(shared);
+      return { local, shared };
+    };
+    const w = node('writer');
+    const c = node('compactor');
+    try {
+      await Promise.all([w.shared.start(), c.shared.start()]);
+      const f: ManifestFile = {
+        path: 'g/m/2024/01/01/00/m_20240101_000000_000000001.parquet', database: 'g', measurement: 'm', hour: H0 * 1000,
+        minTime: H0 * 1000, maxTime: H0 * 1000 + 1, rows: 2, bytes: 10, columns: ['time'], seq: 1, createdAt: new Date().toISOString(),
+      };
+      await w.local.commit([], [f]);
+      await until('the compactor copy to list the file', async () => c.local.get(f.path));
+      const listed = c.local.get(f.path)!;
+      // The writer's delete rewrites the file under a new key; the compactor then switches what it listed.
+      const rewritten = { ...f, path: f.path.replace('000000001', '000000002'), rows: 1, seq: 2 };
+      await w.local.commit([f.path], [rewritten]);
+      await expect(c.local.commit([f.path], [{ ...listed, tier: 'cold', movedAt: new Date().toISOString() }])).rejects.toThrow(/no longer registered/);
+      await until('both copies to list only the rewritten file', async () =>
+        [w, c].every((n) => n.local.listAll('g').map((x) => x.path).join() === rewritten.path));
+      // A switch of a file still registered goes through.
+      await c.local.commit([rewritten.path], [{ ...c.local.get(rewritten.path)!, tier: 'cold', movedAt: new Date().toISOString() }]);
+      await until('the writer copy to list it cold', async () => w.local.get(rewritten.path)?.tier === 'cold');
+    } finally {
+      w.shared.close();
+      c.shared.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

@@ -88,7 +88,8 @@ export class FileMover {
       if (!this.deps.graceMs) await this.dropHot(file.path, READER_WAIT_MS);
       return { moved: true, bytes: bytes.byteLength };
     } catch (err) {
-      if (!switched) {
+      // A cold copy another node's switch already lists (a cluster's refused commit) is not this move's to drop.
+      if (!switched && manifest.get(file.path)?.tier !== 'cold') {
         await cold.delete(file.path).catch(() => false);
         store.endMove(file.path);
       }
