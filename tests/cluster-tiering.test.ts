@@ -7,7 +7,8 @@
  * the same queries; the hot copies outlive the switch by cluster.file_grace_period and then go; a late
  * write for a cold hour lands cold; a compactor joining later and a fresh reader (the manifest snapshot)
  * see the same tiers. And the shared manifest refuses a switch to cold of a file another node has
- * just removed (a delete's rewrite on the writer while the compactor's copy lags).
+ * just removed (a delete's rewrite on the writer while the compactor's copy lags), and a node with a
+ * local cold tier does not start.
  */
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -226,5 +227,13 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
       c.shared.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  }, 30_000);
+
+  test('a cluster node with a local cold tier does not start (exit 2, one line)', async () => {
+    const env = { ...envFor('local-cold', 'reader'), SVC_TIERING_COLD_BACKEND: 'local', SVC_TIERING_COLD_LOCAL_PATH: './cold' };
+    const refused = await startServer({ env, waitReady: false }).catch((e: Error) => e);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toContain('exit 2');
+    expect((refused as Error).message).toContain('tiering.cold_backend = s3 or azure');
   }, 30_000);
 });
