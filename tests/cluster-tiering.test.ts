@@ -6,7 +6,8 @@
  * through the reader); the reader then lists the files cold through the shared manifest and answers
  * the same queries; the hot copies outlive the switch by cluster.file_grace_period and then go; a late
  * write for a cold hour lands cold; a compactor joining later and a fresh reader (the manifest snapshot)
- * see the same tiers. And the shared manifest refuses a switch to cold of a file another node has
+ * see the same tiers; after a handover within the grace period the new compactor's next run deletes
+ * the hot copies the old one kept. And the shared manifest refuses a switch to cold of a file another node has
  * just removed (a delete's rewrite on the writer while the compactor's copy lags), and a node with a
  * local cold tier does not start.
  */
@@ -72,7 +73,16 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
   const files = async (node: TestServer, tier?: 'hot' | 'cold') => {
     const r = await json(node, 'GET', `/api/v1/tiering/files?database=tc${tier ? `&tier=${tier}` : ''}`);
     expect(r.status).toBe(200);
-    return (r.body.files as { path: string; tier: string; hour: string }[]).sort((a, b) => (a.path < b.path ? -1 : 1));
+    return (r.body.files as { path: string; tier: string; hour: string; moved_at: string | null }[]).sort((a, b) => (a.path < b.path ? -1 : 1));
+  };
+  /** A migration of database tc asked on the reader (202, a job id), waited for through the reader. */
+  const migrate = async () => {
+    const started = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc' });
+    expect(started.status).toBe(202);
+    return until('the migration job to finish', async () => {
+      const j = await json(reader, 'GET', `/api/v1/tiering/jobs/${started.body.job_id}`);
+      return j.status === 200 && j.body.status !== 'running' ? (j.body as Record<string, unknown>) : null;
+    }, 60_000);
   };
   const answers = async (node: TestServer) => {
     const out: unknown[] = [];
@@ -126,13 +136,8 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     expect((await files(reader, 'cold')).length).toBe(0);
 
     // The real run: a job id from the compactor; its job is read through the reader (forwarded too).
-    const started = await json(reader, 'POST', '/api/v1/tiering/migrate', { database: 'tc' });
-    expect(started.status).toBe(202);
-    const jobId = started.body.job_id as string;
-    const job = await until('the migration job to finish', async () => {
-      const j = await json(reader, 'GET', `/api/v1/tiering/jobs/${jobId}`);
-      return j.status === 200 && j.body.status !== 'running' ? j.body : null;
-    }, 60_000);
+    const job = await migrate();
+    const jobId = job.id as string;
     expect(job).toMatchObject({ status: 'completed', files_moved: OLD_HOURS, failures: 0, bytes_moved: plan.body.total_bytes });
     // The hot copies outlive the switch by the grace period: queries on other nodes hold no lease on the compactor.
     const moved = plan.body.files.map((f: { path: string }) => f.path).sort();
@@ -180,15 +185,27 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     expect(tiers(await files(r2))).toEqual(expected);
     expect(await answers(r2)).toEqual(after);
 
-    // The active compactor hands over: the new one runs the next migration and finds nothing left to move.
+    // Two more old hours (another measurement) move, and the active compactor hands over within the
+    // grace period: the hot copies it kept are deleted by the next migration of the new compactor.
+    await writeLines(writer, 'tc', [0, 1].map((h) => `mem,host=m v=${h} ${ns(H0 + 48 * HOUR + h * HOUR)}`));
+    await flush(writer);
+    await until('the reader to see the mem rows', async () => (await files(reader)).length === expected.length + 2);
+    const second = await migrate();
+    expect(second).toMatchObject({ status: 'completed', files_moved: 2 });
+    const memFiles = (await files(reader, 'cold')).filter((f) => f.path.startsWith('tc/mem/'));
+    expect(memFiles).toHaveLength(2);
     expect(await compactor.stop()).toBe(0);
     await until('c2 to be the active compactor', async () => (await json(reader, 'GET', '/api/v1/cluster')).body.compactor === 'c2');
-    const again = await until('the dry run on the new compactor', async () => {
-      const r = await dryRun();
-      return r.status === 200 ? r.body : null;
-    });
-    expect(again.total_files).toBe(0);
+    expect((await objects('hot')).filter((p) => p.startsWith('tc/mem/'))).toHaveLength(2);
+    const lastMove = Math.max(...memFiles.map((f) => Date.parse(f.moved_at!)));
+    await Bun.sleep(Math.max(0, lastMove + GRACE_MS + 500 - Date.now()));
+    // Nothing left to move; the run deletes the hot copies the node that left kept.
+    expect((await dryRun()).body.total_files).toBe(0);
+    expect(await migrate()).toMatchObject({ status: 'completed', files_moved: 0, failures: 0 });
+    expect((await objects('hot')).filter((p) => p.startsWith('tc/mem/'))).toEqual([]);
+    expect((await objects('cold')).filter((p) => p.startsWith('tc/mem/'))).toHaveLength(2);
     expect(await answers(reader)).toEqual(after);
+    expect(await count(reader, 'SELECT count(*) AS n FROM tc.mem')).toBe(2);
   }, 120_000);
 
   test('a switch to cold of a file another node removed meanwhile is refused, not registered again', async () => {

@@ -124,6 +124,32 @@ export class FileMover {
     return n;
   }
 
+  /**
+   * In a cluster: deletes the hot copies of cold files whose grace period has passed and that no open
+   * move here records, left by a node that moved them and then left (its moves were its own). One
+   * listing per database of the hot store; returns how many it deleted.
+   */
+  async dropStrayHotCopies(): Promise<number> {
+    const grace = this.deps.graceMs ?? 0;
+    if (grace <= 0) return 0;
+    const open = new Set(this.deps.store.openMoves());
+    const due = new Set<string>();
+    const databases = new Set<string>();
+    for (const f of this.deps.manifest.listAll()) {
+      if (f.tier !== 'cold' || open.has(f.path) || !(Date.now() - Date.parse(f.movedAt ?? '') >= grace)) continue;
+      due.add(f.path);
+      databases.add(f.database);
+    }
+    let n = 0;
+    for (const db of databases)
+      for (const o of await this.deps.hot.list(`${db}/`)) {
+        // Listed cold still (a rewrite may have removed it meanwhile: then the reaper's tombstone decides).
+        if (!due.has(o.key) || this.deps.inUse(o.key) || this.deps.manifest.get(o.key)?.tier !== 'cold') continue;
+        if (await this.deps.hot.delete(o.key)) n++;
+      }
+    return n;
+  }
+
   /** Deletes the hot copy of a cold file once no query holds it (waiting up to `waitMs`); false when it must wait for the next settle. */
   private async dropHot(path: string, waitMs: number): Promise<boolean> {
     const until = Date.now() + waitMs;

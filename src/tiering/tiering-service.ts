@@ -205,6 +205,8 @@ export class TieringService {
       // A sweep between runs settles the same moves: it finishes before this run begins any.
       await this.sweeping;
       await mover.settle();
+      const strays = await mover.dropStrayHotCopies();
+      if (strays > 0) logger.info('deleted hot copies of cold files that a node which left had moved', { files: strays });
       const queue = this.due(body);
       const worker = async () => {
         for (let f = queue.shift(); f; f = queue.shift()) {
