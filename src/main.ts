@@ -189,7 +189,7 @@ async function composeServices(
   }
   // In a cluster etcd owns the file manifest: this node's copy is loaded from it and every change
   // goes through it, before anything (WAL replay, recovery) can register a file.
-  const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, port: config.server.port, version: VERSION, logger });
+  const cluster = await openCluster(config.cluster, { storageBackend: config.storage.backend, coldBackend: config.tiering.enabled ? config.tiering.cold_backend : null, port: config.server.port, version: VERSION, logger });
   // The node leaves (handing its roles on) only after its buffers are flushed through the shared manifest.
   if (cluster) services.add('cluster membership', () => cluster.stop());
   const manifestLog = logger.child({ component: 'shared-manifest' });

@@ -192,26 +192,30 @@ export class SharedManifest implements ManifestJournal {
   coverage: (covers: readonly unknown[]) => Op[] = () => [];
 
   /**
-   * Commits a change in etcd (refused when a file it removes is no longer registered, or the fence
-   * fails); what `covers` records goes in the transaction that registers the last part.
+   * Commits a change in etcd (refused when a file it removes or changes in place is no longer
+   * registered, or the fence fails); what `covers` records goes in the transaction that registers the last part.
    */
   async commit(removed: readonly string[], added: readonly ManifestFile[], covers: readonly unknown[] = []): Promise<void> {
     const readded = new Set(added.map((f) => f.path));
     const gone = removed.filter((p) => !readded.has(p));
+    // A file changed in place (tiering's switch to cold) must still be registered: without that check a
+    // node whose copy lags would register again a file another node just removed (a delete's rewrite).
+    const kept = removed.filter((p) => readded.has(p));
     if (gone.length + added.length === 0) return;
     // Pure removals (a dropped database) and pure registrations (a flush over many hours) may go in parts.
-    if (gone.length + added.length > MAX_OPS && (gone.length === 0 || added.length === 0)) {
+    if (gone.length + added.length > MAX_OPS && kept.length === 0 && (gone.length === 0 || added.length === 0)) {
       for (let i = 0; i < gone.length; i += MAX_OPS) await this.commitOne(gone.slice(i, i + MAX_OPS), []);
       for (let i = 0; i < added.length; i += MAX_OPS) await this.commitOne([], added.slice(i, i + MAX_OPS), i + MAX_OPS >= added.length ? covers : []);
       return;
     }
-    if (gone.length + added.length > MAX_OPS) throw new AppError('invalid', `cannot commit a manifest swap of ${gone.length + added.length} files in one etcd transaction (at most ${MAX_OPS}); lower compaction.max_files_per_batch`);
-    await this.commitOne(gone, added, covers);
+    if (gone.length + added.length + kept.length > MAX_OPS) throw new AppError('invalid', `cannot commit a manifest swap of ${gone.length + added.length} files in one etcd transaction (at most ${MAX_OPS}); lower compaction.max_files_per_batch`);
+    await this.commitOne(gone, added, covers, kept);
   }
 
-  private async commitOne(gone: readonly string[], added: readonly ManifestFile[], covers: readonly unknown[] = []): Promise<void> {
+  private async commitOne(gone: readonly string[], added: readonly ManifestFile[], covers: readonly unknown[] = [], kept: readonly string[] = []): Promise<void> {
     const fence = this.fence();
-    const compare: Compare[] = [...gone.map((p): Compare => ({ key: this.root + p, target: 'CREATE', result: 'GREATER', revision: 0 })), ...(fence ? [fence] : [])];
+    const registered = (p: string): Compare => ({ key: this.root + p, target: 'CREATE', result: 'GREATER', revision: 0 });
+    const compare: Compare[] = [...gone.map(registered), ...kept.map(registered), ...(fence ? [fence] : [])];
     const ops: Op[] = [
       ...gone.map((p): Op => ({ delete: { key: this.root + p } })),
       ...added.map((f): Op => ({ put: { key: this.root + f.path, value: JSON.stringify(f) } })),
@@ -221,7 +225,7 @@ export class SharedManifest implements ManifestJournal {
     ];
     const r = await this.client.txn(compare, ops);
     if (!r.succeeded) {
-      if (fence && !gone.length) this.onFenced();
+      if (fence && !gone.length && !kept.length) this.onFenced();
       throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
     }
     await this.appliedUpTo(r.revision, gone, added);

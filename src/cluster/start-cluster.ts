@@ -29,13 +29,18 @@ interface Log {
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Checks the settings (a StartupError of kind `cluster` when they cannot work: local storage, no
- * endpoints, etcd unreachable after a bounded retry) and connects to etcd. The node joins with
+ * Checks the settings (a StartupError of kind `cluster` when they cannot work: local storage, a local
+ * cold tier, no endpoints, etcd unreachable after a bounded retry) and connects to etcd. The node joins with
  * `start(advertiseUrl)` once it listens. Null when clustering is off.
  */
-export async function openCluster(conf: ClusterConfig, ctx: { storageBackend: string; port: number; version: string; logger: Log }): Promise<ClusterNode | null> {
+export async function openCluster(
+  conf: ClusterConfig,
+  ctx: { storageBackend: string; coldBackend?: string | null; port: number; version: string; logger: Log },
+): Promise<ClusterNode | null> {
   if (!conf.enabled) return null;
   if (ctx.storageBackend === 'local') throw new StartupError('cluster', 'cluster.enabled needs shared object storage (storage.backend = s3 or azure), not local');
+  // Any node reads a cold file the compactor moved: the cold tier must be shared too.
+  if (ctx.coldBackend === 'local') throw new StartupError('cluster', 'cluster.enabled with tiering needs a shared cold backend (tiering.cold_backend = s3 or azure), not local');
   if (conf.wal_group_commit < 10 || conf.wal_group_commit > 1000) throw new StartupError('cluster', `cluster.wal_group_commit must be between 10ms and 1s (got ${conf.wal_group_commit}ms)`);
   const endpoints = conf.etcd_endpoints.map((e) => e.trim()).filter(Boolean);
   if (endpoints.length === 0) throw new StartupError('cluster', 'cluster.etcd_endpoints is empty');

@@ -52,9 +52,14 @@ export type MoveOutcome = { moved: true; bytes: number } | { moved: false; reaso
 export class FileMover {
   constructor(private readonly deps: MoverDeps) {}
 
+  /** A cluster's grace period for hot copies (0: none; then a later settle deletes them). */
+  get graceMs(): number {
+    return this.deps.graceMs ?? 0;
+  }
+
   /** Whether hot copies wait out a cluster's grace period (then only a later settle deletes them). */
   get keepsHotCopies(): boolean {
-    return (this.deps.graceMs ?? 0) > 0;
+    return this.graceMs > 0;
   }
 
   /** Moves `file` (listed hot) to cold; throws when the copy cannot be made or verified (nothing changes then). */
@@ -83,7 +88,8 @@ export class FileMover {
       if (!this.deps.graceMs) await this.dropHot(file.path, READER_WAIT_MS);
       return { moved: true, bytes: bytes.byteLength };
     } catch (err) {
-      if (!switched) {
+      // A cold copy another node's switch already lists (a cluster's refused commit) is not this move's to drop.
+      if (!switched && manifest.get(file.path)?.tier !== 'cold') {
         await cold.delete(file.path).catch(() => false);
         store.endMove(file.path);
       }
@@ -115,6 +121,32 @@ export class FileMover {
         n++;
       }
     }
+    return n;
+  }
+
+  /**
+   * In a cluster: deletes the hot copies of cold files whose grace period has passed and that no open
+   * move here records, left by a node that moved them and then left (its moves were its own). One
+   * listing per database of the hot store; returns how many it deleted.
+   */
+  async dropStrayHotCopies(): Promise<number> {
+    const grace = this.deps.graceMs ?? 0;
+    if (grace <= 0) return 0;
+    const open = new Set(this.deps.store.openMoves());
+    const due = new Set<string>();
+    const databases = new Set<string>();
+    for (const f of this.deps.manifest.listAll()) {
+      if (f.tier !== 'cold' || open.has(f.path) || !(Date.now() - Date.parse(f.movedAt ?? '') >= grace)) continue;
+      due.add(f.path);
+      databases.add(f.database);
+    }
+    let n = 0;
+    for (const db of databases)
+      for (const o of await this.deps.hot.list(`${db}/`)) {
+        // Listed cold still (a rewrite may have removed it meanwhile: then the reaper's tombstone decides).
+        if (!due.has(o.key) || this.deps.inUse(o.key) || this.deps.manifest.get(o.key)?.tier !== 'cold') continue;
+        if (await this.deps.hot.delete(o.key)) n++;
+      }
     return n;
   }
 

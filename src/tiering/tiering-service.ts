@@ -52,19 +52,38 @@ export interface MigrationPlan {
 export class TieringService {
   private running: Promise<void> | null = null;
   private runningJob: string | null = null;
+  /** A settle between runs (a cluster's hot copies past their grace period); never overlaps a run's moves. */
+  private sweeping: Promise<unknown> | null = null;
+  private sweepTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly deps: TieringDeps) {}
 
-  /** Settles moves a crash left and arms the schedule. */
+  /**
+   * Settles moves a crash left and arms the schedule. In a cluster the hot copies that outlive their
+   * switch by the grace period are deleted by a timer once it has passed, not left to the next run.
+   */
   async start(): Promise<void> {
     this.deps.store.failInterrupted();
     await this.deps.mover.settle();
     this.deps.scheduler.set('tiering', { cron: this.deps.settings.schedule }, () => this.run('scheduled'));
+    const grace = this.deps.mover.graceMs;
+    if (grace > 0) this.sweepTimer = setInterval(() => this.sweep(), Math.max(1000, Math.min(60_000, grace / 4)));
   }
 
   async stop(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.deps.scheduler.stop();
     await this.running;
+    await this.sweeping;
+  }
+
+  /** Deletes hot copies whose grace period has passed, unless a run is going (its own settle does). */
+  private sweep(): void {
+    if (this.running || this.sweeping || this.deps.store.openMoves().length === 0) return;
+    this.sweeping = this.deps.mover
+      .settle()
+      .catch((err) => this.deps.logger.warn('cannot delete the hot copies of moved files; retried shortly', { error: messageOf(err) }))
+      .finally(() => (this.sweeping = null));
   }
 
   /** GET /status. */
@@ -183,7 +202,15 @@ export class TieringService {
     const { mover, metrics, logger, store, settings } = this.deps;
     const totals = { files: 0, bytes: 0, failures: 0, error: null as string | null };
     try {
+      // A sweep between runs settles the same moves: it finishes before this run begins any.
+      await this.sweeping;
       await mover.settle();
+      // Left-over hot copies cost space only: failing to delete them does not stop the run.
+      const strays = await mover.dropStrayHotCopies().catch((err) => {
+        logger.warn('cannot delete hot copies of cold files a node which left had kept; retried at the next run', { error: messageOf(err) });
+        return 0;
+      });
+      if (strays > 0) logger.info('deleted hot copies of cold files that a node which left had moved', { files: strays });
       const queue = this.due(body);
       const worker = async () => {
         for (let f = queue.shift(); f; f = queue.shift()) {
