@@ -3,8 +3,10 @@
  * bench:query shape (time, host, region, five full-precision doubles) as Arrow IPC and as JSON, read by
  * a Bun `fetch` client: the whole body, and for Arrow decoded with apache-arrow's `tableFromIPC` to
  * count the rows (the JSON body is read whole, not parsed). References measured in the same run, call
- * by call alternating with the svc side: DuckDB materializing the same result in this process, and the
- * decode-only ceiling (`tableFromIPC` over a body already in memory).
+ * by call alternating with the svc side: DuckDB materializing the same result in this process, the
+ * decode-only ceiling (`tableFromIPC` over a body already in memory), and the transport ceiling: a
+ * bare Bun server in another process streaming as many bytes from reused 256 KiB buffers, read by the
+ * same kind of client (on a loaded machine this alone can take most of svc's time).
  *
  * BENCH_BASELINE=<dir>: a second server runs from another checkout's `src/main.ts` (for example the
  * previous version, `git archive main | tar -x -C dir` with node_modules linked) on a copy of the same
@@ -59,6 +61,23 @@ function arrowRows(bytes: ArrayBuffer): number {
   return rows;
 }
 
+/** A bare Bun server (child process) streaming `bytes` bytes from reused buffers; resolves with its URL and a stop. */
+async function transportCeiling(bytes: number): Promise<{ url: string; stop: () => void }> {
+  const code = `const PART = 256 << 10; const N = Math.ceil(${bytes} / PART); const pool = Array.from({ length: 16 }, () => new Uint8Array(PART).fill(1));
+const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch() { let i = 0;
+  return new Response(new ReadableStream({ pull(c) { for (let k = 0; k < 8 && i < N; k++, i++) c.enqueue(pool[i % 16]); if (i >= N) c.close(); } }, { highWaterMark: 2 << 20, size: (p) => p.byteLength })); } });
+console.log('port=' + s.port);`;
+  const proc = Bun.spawn([process.execPath, '-e', code], { stdout: 'pipe', stderr: 'inherit' });
+  const reader = proc.stdout.getReader();
+  let out = '';
+  while (!/port=(\d+)/.test(out)) {
+    const got = await reader.read();
+    if (got.done) throw new Error('the transport ceiling server did not start');
+    out += new TextDecoder().decode(got.value);
+  }
+  return { url: `http://127.0.0.1:${/port=(\d+)/.exec(out)![1]}/`, stop: () => proc.kill() };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
@@ -67,6 +86,7 @@ async function main(): Promise<void> {
   const duck = await DuckDBInstance.create(':memory:');
   const conn = await duck.connect();
   const servers: { name: string; s: TestServer; dir: string }[] = [];
+  const stops: (() => void)[] = [];
   try {
     const files = await generate(conn, root);
     await conn.run('SET preserve_insertion_order = false');
@@ -85,6 +105,9 @@ async function main(): Promise<void> {
       cases.push({ name: `${name} Arrow (fetch + tableFromIPC)`, fn: async () => arrowRows(await body(s, '/api/v1/query/arrow')) });
       cases.push({ name: `${name} JSON (fetch, body read whole)`, fn: async () => (await body(s, '/api/v1/query')).byteLength });
     }
+    const bare = await transportCeiling(sample.byteLength);
+    stops.push(bare.stop);
+    cases.push({ name: 'reference: bare Bun server, same byte count, fetch', fn: async () => (await (await fetch(bare.url)).arrayBuffer()).byteLength });
     cases.push({ name: 'reference: tableFromIPC of the body in memory', fn: async () => arrowRows(sample) });
     cases.push({
       name: 'reference: DuckDB direct materialization',
@@ -114,6 +137,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`\nresult throughput: ${SQL} over ${ROWS.toLocaleString()} rows, ${sample.byteLength.toLocaleString()} Arrow bytes; medians of ${REPEATS} rounds\n\n${lines.join('\n')}\n`);
   } finally {
+    for (const stop of stops) stop();
     for (const { s, dir: d } of servers) {
       await s.cleanup();
       rmSync(d, { recursive: true, force: true });
