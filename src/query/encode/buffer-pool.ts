@@ -17,7 +17,8 @@ export class BufferPool {
   /** `n` bytes of possibly old content (the caller writes every byte it sends), from a free buffer when one is large enough. */
   get(n: number): Uint8Array {
     const i = this.free.findIndex((b) => b.byteLength >= n);
-    const buf = i >= 0 ? this.free.splice(i, 1)[0]! : Buffer.allocUnsafeSlow(Math.ceil(n / GRAIN) * GRAIN || GRAIN);
+    // Small results (one short batch) get exact sizes: nothing comes back to reuse them.
+    const buf = i >= 0 ? this.free.splice(i, 1)[0]! : Buffer.allocUnsafeSlow(n <= GRAIN ? n : Math.ceil(n / GRAIN) * GRAIN);
     this.lent.push(buf);
     return buf.subarray(0, n);
   }

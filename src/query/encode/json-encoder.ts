@@ -56,7 +56,10 @@ export class JsonEncoder {
   private rows = 0;
   private started = false;
   private readonly queue: Pending[] = [];
-  /** Blocks of batches written here, reused once sent (see buffer-pool.ts). */
+  /**
+   * Blocks of batches written here after the first, reused once sent (see buffer-pool.ts). The first
+   * batch grows its blocks from 4 KiB: a small result is that batch alone, and a full block would cost it.
+   */
   private readonly pool = new BufferPool();
 
   constructor(
@@ -124,7 +127,7 @@ export class JsonEncoder {
       const k = first || !this.portable || (this.native && chunks[0]!.addresses) ? -1 : freeWorker(WORKER_JOBS);
       const release = () => chunks.forEach((c) => c.release());
       if (k < 0) {
-        this.queue.push({ parts: this.encodeHere(chunks, first, this.pool), lent: this.pool.takeLent(), done: Promise.resolve() });
+        this.queue.push({ parts: this.encodeHere(chunks, first, first ? undefined : this.pool), lent: this.pool.takeLent(), done: Promise.resolve() });
         release();
       } else {
         const { job, transfer } = this.job(chunks, first);
