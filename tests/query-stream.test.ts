@@ -51,6 +51,47 @@ describe('streamed bodies', () => {
     expect(table.getChild('h')!.get(7)).toBe('h2');
   });
 
+  test('a slow reader gets every batch intact, the same bytes as a fast one (batch memory is reused only once sent)', async () => {
+    const sql = `SELECT i, i * 0.5 AS x, CASE WHEN i % 3 = 0 THEN NULL ELSE 'value_' || i END AS s, i % 2 = 0 AS b FROM range(${ROWS}) r(i) ORDER BY i`;
+    const slowRead = async (route: string) => {
+      const r = await post(route, sql);
+      const reader = r.body!.getReader();
+      const parts: Uint8Array[] = [];
+      // A pause first lets the server fill its queue and block; then small reads with pauses between.
+      await Bun.sleep(300);
+      for (let got = await reader.read(), n = 0; !got.done; got = await reader.read(), n++) {
+        parts.push(got.value);
+        if (n % 4 === 0) await Bun.sleep(2);
+      }
+      return new Uint8Array(await new Blob(parts).arrayBuffer());
+    };
+    for (const route of ['/api/v1/query/arrow', '/api/v1/query']) {
+      const fast = new Uint8Array(await (await post(route, sql)).arrayBuffer());
+      const slow = await slowRead(route);
+      // JSON ends with the execution time, which differs from call to call (in value and length).
+      const end = (b: Uint8Array) => (route.endsWith('arrow') ? b.byteLength : new TextDecoder().decode(b).lastIndexOf('"execution_time_ms"'));
+      expect(end(slow)).toBe(end(fast));
+      expect(end(fast)).toBeGreaterThan(1_000_000);
+      expect(Buffer.compare(slow.subarray(0, end(slow)), fast.subarray(0, end(fast)))).toBe(0);
+      if (route.endsWith('arrow')) {
+        const table = tableFromIPC(slow);
+        expect(table.numRows).toBe(ROWS);
+        expect(table.batches.length).toBeGreaterThan(3);
+        const [i, x, str, b] = ['i', 'x', 's', 'b'].map((c) => table.getChild(c)!);
+        for (let k = 0; k < ROWS; k += 997) {
+          expect(Number(i!.get(k))).toBe(k);
+          expect(x!.get(k)).toBe(k * 0.5);
+          expect(str!.get(k)).toBe(k % 3 === 0 ? null : `value_${k}`);
+          expect(b!.get(k)).toBe(k % 2 === 0);
+        }
+      } else {
+        const data = (JSON.parse(new TextDecoder().decode(slow)) as { data: unknown[][] }).data;
+        expect(data.length).toBe(ROWS);
+        for (let k = 0; k < ROWS; k += 997) expect(data[k]).toEqual([k, k * 0.5, k % 3 === 0 ? null : `value_${k}`, k % 2 === 0]);
+      }
+    }
+  });
+
   test('an engine error late in a large result is an error response, never a shorter result', async () => {
     const sql = `SELECT CASE WHEN i < 2000000 THEN i ELSE error('boom') END AS v FROM range(3000000) r(i)`;
     for (const route of ['/api/v1/query', '/api/v1/query/arrow', '/api/v1/query/msgpack']) {

@@ -13,8 +13,12 @@ import type { ChunkEncoder, QueryProfile } from './execution.ts';
 import type { ResultColumn } from './encode/result.ts';
 import type { QueryRequest, QueryService } from './query-service.ts';
 
-/** Hands encoded bytes to the response, in order. */
-export type Emit = (parts: Uint8Array[]) => void;
+/**
+ * Hands encoded bytes to the response, in order. `sent`, when given, is called once the parts have
+ * left for the socket, after which the encoder may write into their memory again; it is never
+ * called when the body is sent whole (a Blob keeps its parts) or collected.
+ */
+export type Emit = (parts: Uint8Array[], sent?: () => void) => void;
 
 /** What an encoder learns only at the end. */
 export interface ResultMeta {
@@ -64,11 +68,25 @@ export function streamQuery(
   let wake: (() => void) | null = null;
   let held: Uint8Array[] = [];
   let heldBytes = 0;
+  /** Bytes enqueued so far, and the `sent` callbacks waiting, each with the enqueued total after its parts. */
+  let enqueued = 0;
+  let waiting: { end: number; sent: () => void }[] = [];
+  // The stream's consumer (Bun's response sink) dequeues a part and writes it (to the socket, or
+  // copied into its own buffer) before it reads the next one: once bytes past a part's end have left
+  // the queue, that part's memory is free again.
+  const recycle = () => {
+    if (!controller || waiting.length === 0) return;
+    const consumed = enqueued - Math.max(0, HIGH_WATER_BYTES - (controller.desiredSize ?? HIGH_WATER_BYTES));
+    while (waiting.length > 0 && consumed > waiting[0]!.end) waiting.shift()!.sent();
+  };
   const openStream = () =>
     new ReadableStream<Uint8Array>(
       {
         start: (c) => void (controller = c),
-        pull: () => wake?.(),
+        pull: () => {
+          recycle();
+          wake?.();
+        },
         // The client went away mid-body: interrupt the query like a request abort would.
         cancel: () => {
           gone.abort();
@@ -77,12 +95,14 @@ export function streamQuery(
       },
       { highWaterMark: HIGH_WATER_BYTES, size: (p) => p?.byteLength ?? 0 },
     );
-  const emit: Emit = (parts) => {
+  const emit: Emit = (parts, sent) => {
     for (const p of parts) {
       if (p.byteLength === 0) continue;
-      if (controller) controller.enqueue(p);
+      if (controller) (controller.enqueue(p), (enqueued += p.byteLength));
       else (held.push(p), (heldBytes += p.byteLength));
     }
+    // Parts held for a whole body stay with it: their memory is never handed back.
+    if (sent && controller) waiting.push({ end: enqueued, sent });
   };
   const signal = req.signal ? AbortSignal.any([req.signal, gone.signal]) : gone.signal;
   return new Promise((resolve, reject) => {
@@ -93,6 +113,7 @@ export function streamQuery(
       .execute({ ...req, signal }, async (columns, next, profile, info) => {
         const encoder = makeEncoder(columns, emit);
         for (let chunk = await next(); chunk; chunk = await next()) {
+          recycle();
           await encoder.add(chunk);
           if (!sending && heldBytes >= STREAM_AFTER_BYTES) {
             const body = openStream();

@@ -8,6 +8,7 @@ import type { ColumnBody } from './arrow-ipc.ts';
 import { STRING_SLACK, isValid, type ResultChunk } from '../../duckdb/index.ts';
 import { vectorWidth, type ColumnKind } from './column-kind.ts';
 import { decimalAt, unscaledAt } from './values.ts';
+import { BufferPool } from './buffer-pool.ts';
 
 const encoder = new TextEncoder();
 const INT64_MIN = -(2n ** 63n);
@@ -50,7 +51,11 @@ export class ArrowColumn {
   private pieces: { chunk: ResultChunk; ci: number; validity: Uint8Array | null; texts: (Uint8Array | null)[] | null; rows: number }[] = [];
   private rows = 0;
 
-  constructor(private readonly kind: ColumnKind) {
+  /** `pool` lends the batch buffers (reused once sent; see buffer-pool.ts). */
+  constructor(
+    private readonly kind: ColumnKind,
+    private readonly pool: BufferPool = new BufferPool(),
+  ) {
     this.type = arrowType(kind);
   }
 
@@ -85,7 +90,7 @@ export class ArrowColumn {
       return { node, buffers: [validity, [bytesOf(offsets)], [data]] };
     }
     if (k.k === 'bool') {
-      const bits = new Uint8Array((length + 7) >> 3);
+      const bits = this.pool.get((length + 7) >> 3).fill(0);
       let at = 0;
       for (const p of pieces) {
         const { data: d, validity: v } = p.chunk.vector(p.ci, 1);
@@ -97,7 +102,7 @@ export class ArrowColumn {
     // Same layout in DuckDB and Arrow: the chunks' value bytes, back to back, are the data buffer.
     const width = vectorWidth(k);
     // Every byte is written below (values, or zeros under NULLs): no need to zero it first.
-    const data = uninitialized(length * width);
+    const data = this.pool.get(length * width);
     let at = 0;
     for (const p of pieces) {
       p.chunk.copyValues(p.ci, width, data, at);
@@ -112,7 +117,7 @@ export class ArrowColumn {
   private validity(pieces: typeof this.pieces, length: number): { bitmap: Uint8Array | undefined; nullCount: number } {
     const hasNulls = pieces.some((p) => (p.texts ? p.texts.includes(null) : p.validity !== null));
     if (!hasNulls) return { bitmap: undefined, nullCount: 0 };
-    const bitmap = new Uint8Array((length + 7) >> 3);
+    const bitmap = this.pool.get((length + 7) >> 3).fill(0);
     let at = 0;
     for (const p of pieces) {
       const v = p.validity;
@@ -141,9 +146,11 @@ export class ArrowColumn {
     for (const p of pieces) total += p.texts ? p.texts.reduce((n, t) => n + (t?.length ?? 0), 0) : p.chunk.stringTotal(p.ci);
     // Utf8 offsets are 32-bit: a batch of BATCH_ROWS rows cannot carry more.
     if (total > 0x7fffffff) throw new Error('cannot encode more than 2 GiB of strings in one Arrow record batch: select fewer or shorter strings');
-    const offsets = new Int32Array(length + 1);
+    const o = this.pool.get(4 * (length + 1));
+    const offsets = new Int32Array(o.buffer, o.byteOffset, length + 1);
+    offsets[0] = 0;
     // Bytes up to `total` are all written; the slack past it is never sent.
-    const data = uninitialized(total + STRING_SLACK);
+    const data = this.pool.get(total + STRING_SLACK);
     let end = 0;
     let r = 0;
     for (const p of pieces) {
@@ -186,9 +193,6 @@ export class ArrowColumn {
     return out;
   }
 }
-
-/** A byte array whose memory may hold old bytes (often reused memory, so no page faults and no zeroing). */
-const uninitialized = (n: number): Uint8Array => Buffer.allocUnsafeSlow(n);
 
 const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 

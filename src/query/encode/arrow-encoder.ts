@@ -7,6 +7,7 @@
 import { Field, Schema } from 'apache-arrow';
 import type { ResultChunk } from '../../duckdb/index.ts';
 import { ArrowColumn } from './arrow-columns.ts';
+import { BufferPool } from './buffer-pool.ts';
 import { endOfStream, recordBatchMessage, schemaMessage } from './arrow-ipc.ts';
 import type { ResultColumn } from './result.ts';
 import type { Emit } from '../result-stream.ts';
@@ -18,6 +19,8 @@ const BATCH_ROWS = 32_768;
 export class ArrowEncoder {
   private readonly schema: Schema;
   private readonly builders: ArrowColumn[];
+  /** The batches' buffers, back for the next batch once the response has sent them. */
+  private readonly pool = new BufferPool();
   private readonly emit: Emit;
   private readonly collected: Uint8Array[] = [];
   private batches = 0;
@@ -28,7 +31,7 @@ export class ArrowEncoder {
 
   constructor(columns: readonly ResultColumn[], emit?: Emit) {
     this.emit = emit ?? ((parts) => void this.collected.push(...parts));
-    this.builders = columns.map((c) => new ArrowColumn(c.kind));
+    this.builders = columns.map((c) => new ArrowColumn(c.kind, this.pool));
     this.schema = new Schema(columns.map((c, i) => new Field(c.name, this.builders[i]!.type, true)));
     this.emit([schemaMessage(this.schema)]);
   }
@@ -62,7 +65,9 @@ export class ArrowEncoder {
   }
 
   private cut(): void {
-    this.emit(recordBatchMessage(this.pending, this.builders.map((b) => b.take())));
+    const parts = recordBatchMessage(this.pending, this.builders.map((b) => b.take()));
+    const lent = this.pool.takeLent();
+    this.emit(parts, () => this.pool.release(lent));
     this.batches++;
     this.pending = 0;
     for (const c of this.held) c.release();

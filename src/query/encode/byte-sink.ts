@@ -3,6 +3,7 @@
  * intermediate strings: numbers and timestamps are written digit by digit, short ASCII text char by
  * char. Full blocks are kept as they are and handed to the response as a list of parts.
  */
+import type { BufferPool } from './buffer-pool.ts';
 
 const BLOCK = 1 << 20;
 /** Blocks start small and double: most results are a few rows, and a fresh 1 MiB block per sink cost ~0.2 ms. */
@@ -15,16 +16,21 @@ const PAIRS = new Uint8Array(200).map((_, i) => 48 + (i % 2 === 0 ? Math.floor(i
 export class ByteSink {
   private readonly blocks: Uint8Array[] = [];
   /** Current block; written up to `pos`. */
-  buf = new Uint8Array(FIRST_BLOCK);
+  buf: Uint8Array;
   pos = 0;
   private flushed = 0;
+
+  /** With `pool`, blocks are full-size ones lent by it (warm memory, given back once sent; see buffer-pool.ts). */
+  constructor(private readonly pool?: BufferPool) {
+    this.buf = pool ? pool.get(BLOCK) : new Uint8Array(FIRST_BLOCK);
+  }
 
   /** Ensures `n` free bytes in the current block. */
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     if (this.pos > 0) this.blocks.push(this.buf.subarray(0, this.pos));
     this.flushed += this.pos;
-    this.buf = new Uint8Array(Math.max(Math.min(BLOCK, this.buf.length * 2), n));
+    this.buf = this.pool ? this.pool.get(Math.max(BLOCK, n)) : new Uint8Array(Math.max(Math.min(BLOCK, this.buf.length * 2), n));
     this.pos = 0;
   }
 

@@ -7,6 +7,7 @@
  * the main thread and the JSON workers (json-workers.ts), which write them in parallel.
  */
 import { JsonDuckDBValueConverter, longStrings, stringBytes, type ResultChunk } from '../../duckdb/index.ts';
+import { BufferPool } from './buffer-pool.ts';
 import { ByteSink } from './byte-sink.ts';
 import { vectorWidth } from './column-kind.ts';
 import { NativeJsonRows } from './json-native.ts';
@@ -33,6 +34,8 @@ const WORKER_JOBS = 2;
 /** One batch's bytes, possibly still being written by a worker. */
 interface Pending {
   parts: Uint8Array[] | null;
+  /** Blocks lent by the pool for `parts`, given back once sent. */
+  lent?: Uint8Array[];
   done: Promise<void>;
 }
 
@@ -53,6 +56,11 @@ export class JsonEncoder {
   private rows = 0;
   private started = false;
   private readonly queue: Pending[] = [];
+  /**
+   * Blocks of batches written here after the first, reused once sent (see buffer-pool.ts). The first
+   * batch grows its blocks from 4 KiB: a small result is that batch alone, and a full block would cost it.
+   */
+  private readonly pool = new BufferPool();
 
   constructor(
     private readonly columns: readonly ResultColumn[],
@@ -119,7 +127,7 @@ export class JsonEncoder {
       const k = first || !this.portable || (this.native && chunks[0]!.addresses) ? -1 : freeWorker(WORKER_JOBS);
       const release = () => chunks.forEach((c) => c.release());
       if (k < 0) {
-        this.queue.push({ parts: this.encodeHere(chunks, first), done: Promise.resolve() });
+        this.queue.push({ parts: this.encodeHere(chunks, first, first ? undefined : this.pool), lent: this.pool.takeLent(), done: Promise.resolve() });
         release();
       } else {
         const { job, transfer } = this.job(chunks, first);
@@ -139,14 +147,15 @@ export class JsonEncoder {
         if (this.queue.length <= maxQueued) return;
         await head.done;
       }
-      this.emit(head.parts!);
+      const lent = head.lent;
+      this.emit(head.parts!, lent && (() => this.pool.release(lent)));
       this.queue.shift();
     }
   }
 
   /** Encodes `chunks` on this thread. */
-  private encodeHere(chunks: readonly ResultChunk[], first: boolean): Uint8Array[] {
-    const sink = new ByteSink();
+  private encodeHere(chunks: readonly ResultChunk[], first: boolean, pool?: BufferPool): Uint8Array[] {
+    const sink = new ByteSink(pool);
     for (const chunk of chunks) {
       if (this.native && chunk.addresses) {
         // Rows handed back share one reading of the chunk's columns (long strings are copied out once).
