@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EtcdClient } from '../src/cluster/etcd/etcd-client.ts';
-import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { ns } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
@@ -51,16 +51,10 @@ describe.skipIf(!hasEtcd)('writer failover settings (etcd x3, s3rver, two writer
         dir: nodeDirs[id],
         env: {
           ...s3.env(name),
-          SVC_CLUSTER_ENABLED: 'true',
-          SVC_CLUSTER_NAME: name,
-          SVC_CLUSTER_NODE_ID: id,
-          SVC_CLUSTER_ROLE: 'writer',
-          SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
-          SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+          ...clusterNodeEnv(etcd, name, id, 'writer'),
           SVC_CLUSTER_FAILOVER_TIMEOUT: `${FAILOVER_TIMEOUT_MS}ms`,
           SVC_CLUSTER_SHARED_SECRET: 'settings-secret',
           SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '0',
-          SVC_MEMORY_ENABLED: 'false',
           ...extra,
         },
       });

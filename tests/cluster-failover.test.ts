@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { ns, query } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
@@ -87,16 +87,10 @@ describe.skipIf(!hasEtcd)('writer failover (etcd x3, s3rver, two writers, one re
   const dirs: Record<string, string> = {};
   const envFor = (id: string, role: string) => ({
     ...s3.env('failover'),
-    SVC_CLUSTER_ENABLED: 'true',
-    SVC_CLUSTER_NAME: 'failover',
-    SVC_CLUSTER_NODE_ID: id,
-    SVC_CLUSTER_ROLE: role,
-    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
-    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+    ...clusterNodeEnv(etcd, 'failover', id, role),
     SVC_CLUSTER_FAILOVER_TIMEOUT: '5s',
     SVC_CLUSTER_SHARED_SECRET: 'failover-secret',
     SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '0',
-    SVC_MEMORY_ENABLED: 'false',
     // Flushes run during the loop, so the new primary must skip what they cover.
     SVC_INGEST_MAX_BUFFER_AGE_MS: '1000',
   });

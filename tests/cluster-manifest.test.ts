@@ -7,7 +7,7 @@
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectEtcd } from '../src/cluster/index.ts';
-import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, query, writeLines } from './helpers/lifecycle.ts';
 import { waitFor as until } from './helpers/until.ts';
 import { S3RVER_KEY, startS3rver, type TestS3 } from './helpers/s3rver.ts';
@@ -23,19 +23,13 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
   const extra: TestServer[] = [];
   const envFor = (id: string, role: string) => ({
     ...s3.env('shared'),
-    SVC_CLUSTER_ENABLED: 'true',
-    SVC_CLUSTER_NAME: 'manifest',
-    SVC_CLUSTER_NODE_ID: id,
-    SVC_CLUSTER_ROLE: role,
-    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+    ...clusterNodeEnv(etcd, 'manifest', id, role),
     SVC_CLUSTER_FAILOVER_TIMEOUT: '3s',
     SVC_CLUSTER_FILE_GRACE_PERIOD: '3s',
-    SVC_MEMORY_ENABLED: 'false',
     SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
     SVC_DELETE_ENABLED: 'true',
     SVC_COMPACTION_HOURLY_MIN_FILES: '2',
     SVC_CLUSTER_SHARED_SECRET: 'test-cluster-secret',
-    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
     SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '300ms',
   });
   const objects = async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connectEtcd } from '../src/cluster/index.ts';
-import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
 import { waitFor as until } from './helpers/until.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
@@ -25,14 +25,8 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
   const nodes: Record<string, TestServer> = {};
   const envFor = (id: string, role: string) => ({
     ...s3.env('cluster'),
-    SVC_CLUSTER_ENABLED: 'true',
-    SVC_CLUSTER_NAME: 'itest',
-    SVC_CLUSTER_NODE_ID: id,
-    SVC_CLUSTER_ROLE: role,
-    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
-    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+    ...clusterNodeEnv(etcd, 'itest', id, role),
     SVC_CLUSTER_FAILOVER_TIMEOUT: '3s',
-    SVC_MEMORY_ENABLED: 'false',
     SVC_COMPACTION_HOURLY_MIN_FILES: '2',
   });
 

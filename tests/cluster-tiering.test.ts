@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileManifestStore, migrations, openCatalog, type ManifestFile } from '../src/catalog/index.ts';
 import { connectEtcd, SharedManifest } from '../src/cluster/index.ts';
-import { etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
+import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { count, flush, ns, query, writeLines } from './helpers/lifecycle.ts';
 import { S3RVER_KEY, startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
@@ -50,17 +50,11 @@ describe.skipIf(!hasEtcd)('tiering in a cluster (etcd x3, s3rver hot + cold buck
     ...s3.env('hot'),
     ...coldEnv(),
     SVC_TIERING_ENABLED: 'true',
-    SVC_CLUSTER_ENABLED: 'true',
-    SVC_CLUSTER_NAME: 'tiering',
-    SVC_CLUSTER_NODE_ID: id,
-    SVC_CLUSTER_ROLE: role,
-    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+    ...clusterNodeEnv(etcd, 'tiering', id, role),
     SVC_CLUSTER_FAILOVER_TIMEOUT: '3s',
     SVC_CLUSTER_FILE_GRACE_PERIOD: `${GRACE_MS}ms`,
     SVC_CLUSTER_SHARED_SECRET: 'tiering-cluster-secret',
-    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
     SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '300ms',
-    SVC_MEMORY_ENABLED: 'false',
     SVC_COMPACTION_ENABLED: 'false',
     SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
   });

@@ -136,3 +136,20 @@ export async function startEtcd(size = 3): Promise<TestEtcd> {
     },
   };
 }
+
+/**
+ * The settings every svc node of a test cluster shares: cluster `name` over `etcd`, this node's `id` and
+ * `role`, fast heartbeats, and no memory service (its own records would only add flushes). Each suite
+ * spreads its storage and its own timings over this.
+ */
+export function clusterNodeEnv(etcd: TestEtcd, name: string, id: string, role: string): Record<string, string> {
+  return {
+    SVC_CLUSTER_ENABLED: 'true',
+    SVC_CLUSTER_NAME: name,
+    SVC_CLUSTER_NODE_ID: id,
+    SVC_CLUSTER_ROLE: role,
+    SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+    SVC_CLUSTER_HEARTBEAT_INTERVAL: '500ms',
+    SVC_MEMORY_ENABLED: 'false',
+  };
+}
