@@ -20,4 +20,4 @@ export { stageCsv, type CsvOptions } from './csv/index.ts';
 export { stageParquet, type ParquetOptions } from './parquet-import/index.ts';
 export { MAX_TIME_MICROS, TIME_FORMATS, type StagedColumn, type StagedTable, type TimeFormat } from './import-table/index.ts';
 export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, tleChecksum, TleParser, type TleError, type TleResult } from './tle/index.ts';
-export { decodeRemoteWrite, parseRemoteWrite, uncompressSnappy, type RemoteWriteResult } from './prom/index.ts';
+export { decodeRemoteWrite, decodeRemoteWriteV2, parseRemoteWrite, parseRemoteWriteV2, uncompressSnappy, type RemoteWriteResult, type RemoteWriteV2Result } from './prom/index.ts';

@@ -6,6 +6,7 @@ export type ErrorKind =
   | 'not_found' // 404
   | 'conflict' // 409
   | 'too_large' // 413
+  | 'unsupported_media_type' // 415: a body format or encoding the route does not read
   | 'rate_limited' // 429: a governance limit refused the request; Retry-After says when to retry
   | 'cancelled' // 409: the work was cancelled by an operator
   | 'unavailable' // 503: try again later (backpressure, starting, stopping)
@@ -19,6 +20,7 @@ const statusOf: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   cancelled: 409,
   unavailable: 503,

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test';
-import { encodeWriteRequest, remoteWriteBody } from '../../../tests/helpers/prom-write.ts';
+import { encodeRequestV2, encodeWriteRequest, remoteWriteBody, remoteWriteBodyV2, type SeriesV2 } from '../../../tests/helpers/prom-write.ts';
 import snappy from 'snappyjs';
 import type { ColumnBatch } from '../column-batch.ts';
 import { decodeRemoteWrite, parseRemoteWrite, uncompressSnappy } from './remote-write-parser.ts';
+import { decodeRemoteWriteV2, parseRemoteWriteV2 } from './remote-write-v2.ts';
 import { SeriesTable } from './series-table.ts';
 import { uncompressSnappyScratch } from './snappy.ts';
 
@@ -152,5 +153,71 @@ describe('remote-write parser', () => {
     expect(decodeRemoteWrite(remoteWriteBody(big), 1 << 20).samples).toBe(500);
     const small = decodeRemoteWrite(remoteWriteBody([{ labels: { __name__: 'reuse', host: 'x' }, samples: [[9, 2000]] }]), 1 << 20);
     expect(rows(small.batches)).toEqual(['reuse 2000000 9 host=x']);
+  });
+});
+
+describe('remote-write 2.0 parser', () => {
+  const series: SeriesV2[] = [
+    { labels: { __name__: 'v2_up', job: 'svc', instance: 'a:1' }, samples: [[1, 1700000000000], [0, 1700000015000]], metadata: { type: 2, help: 'Up.', unit: '' } },
+    { labels: { __name__: 'v2_up', job: 'svc', instance: 'b:1', value: 'x' }, samples: [['stale', 1700000000000], [NaN, 1700000001000]], createdMs: 1699999990000 },
+    { labels: { __name__: 'job:v2_rate5m', job: 'svc' }, samples: [[2.5, -1000]], exemplars: [{ labels: { trace_id: 'abc' }, value: 2.5, ms: -1000 }] },
+  ];
+
+  test('the same rows as 1.0 for the same series, whatever the layout (symbols last, unpacked refs), and again once the series are known', () => {
+    const v1 = rows(parseRemoteWrite(encodeWriteRequest(series)).batches);
+    expect(v1.length).toBe(4);
+    for (const layout of [{}, { symbolsLast: true }, { unpackedRefs: true }, {}]) {
+      const r = parseRemoteWriteV2(encodeRequestV2(series, layout));
+      expect(rows(r.batches)).toEqual(v1);
+      expect([r.samples, r.staleDropped, r.histograms, r.exemplars]).toEqual([4, 1, 0, 1]);
+    }
+    expect(rows(decodeRemoteWriteV2(remoteWriteBodyV2([...series].reverse()), 1 << 20).batches)).toEqual(v1);
+  });
+
+  test('native histograms become <metric>_count and <metric>_sum rows; a stale histogram is dropped; buckets are not stored', () => {
+    const r = parseRemoteWriteV2(
+      encodeRequestV2([
+        {
+          labels: { __name__: 'v2_latency', route: '/a' },
+          samples: [],
+          histograms: [
+            { count: 10, sum: 2.5, ms: 1000 },
+            { count: 12.5, sum: 3, ms: 2000, float: true },
+            { count: 0, sum: 'stale', ms: 3000 },
+          ],
+        },
+        { labels: { __name__: 'v2_plain' }, samples: [[7, 1000]] },
+      ]),
+    );
+    expect(r.histograms).toBe(3);
+    expect(r.samples).toBe(1);
+    expect(rows(r.batches)).toEqual([
+      'v2_latency_count 1000000 10 route=/a',
+      'v2_latency_count 2000000 12.5 route=/a',
+      'v2_latency_sum 1000000 2.5 route=/a',
+      'v2_latency_sum 2000000 3 route=/a',
+      'v2_plain 1000000 7',
+    ]);
+  });
+
+  test('bad input: a symbol reference past the table (named), an odd number of refs, truncation, no __name__', () => {
+    const good = encodeRequestV2([{ labels: { __name__: 'v2_bad', host: 'h' }, samples: [[1, 1000]] }]);
+    // Symbols: '', __name__, v2_bad, host, h -> refs 1 2 3 4; make the last ref 9.
+    const bad = Uint8Array.from(good);
+    const at = bad.lastIndexOf(4, bad.length - 12);
+    expect(bad[at - 1]).toBe(3);
+    bad[at] = 9;
+    expect(() => parseRemoteWriteV2(bad)).toThrow('timeseries 0 has a label value symbol reference 9, but the request has 5 symbols');
+    const meta = encodeRequestV2([{ labels: { __name__: 'v2_meta' }, samples: [[1, 1000]], metadata: { type: 1, help: 'h', unit: 'u' } }]);
+    const badMeta = Uint8Array.from(meta);
+    badMeta[badMeta.length - 1] = 40; // unit_ref, the last byte of the message
+    expect(() => parseRemoteWriteV2(badMeta)).toThrow('metadata unit symbol reference 40');
+    const odd = encodeRequestV2([{ labels: { __name__: 'v2_odd' }, samples: [[1, 1000]] }], { unpackedRefs: true });
+    const oddCut = Uint8Array.from([...odd.subarray(0, odd.indexOf(0x2a, 10) + 2), ...odd.subarray(odd.indexOf(0x2a, 10) + 4)]);
+    oddCut[oddCut.indexOf(0x2a, 10) + 1] -= 2;
+    expect(() => parseRemoteWriteV2(oddCut)).toThrow(/odd number of label references/);
+    // Every cut inside the TimeSeries field (a cut between fields is a shorter valid message).
+    for (let cut = good.indexOf(0x2a) + 1; cut < good.length; cut++) expect(() => parseRemoteWriteV2(good.subarray(0, cut))).toThrow(/remote-write/);
+    expect(() => parseRemoteWriteV2(encodeRequestV2([{ labels: { job: 'x' }, samples: [[1, 1]] }]))).toThrow(/__name__/);
   });
 });

@@ -26,8 +26,8 @@ export interface RemoteWriteResult {
 }
 
 /** Field tags (field number << 3 | wire type) of the WriteRequest schema; each fits in one byte. */
-const SERIES_TAG = (1 << 3) | 2; // WriteRequest.timeseries, TimeSeries.labels, Label.name
-const SAMPLES_TAG = (2 << 3) | 2; // TimeSeries.samples, Label.value
+export const SERIES_TAG = (1 << 3) | 2; // WriteRequest.timeseries, TimeSeries.labels, Label.name
+export const SAMPLES_TAG = (2 << 3) | 2; // TimeSeries.samples, Label.value
 const VALUE_TAG = (1 << 3) | 1; // Sample.value (double)
 const TIMESTAMP_TAG = (2 << 3) | 0; // Sample.timestamp (int64 ms)
 
@@ -35,9 +35,9 @@ const TIMESTAMP_TAG = (2 << 3) | 0; // Sample.timestamp (int64 ms)
 const RESERVED = new Set(['time', 'value']);
 
 const utf8 = new TextDecoder();
-const table = new SeriesTable();
+export const table = new SeriesTable();
 
-const truncated = () => invalid('cannot decode remote-write body: truncated protobuf');
+export const truncated = () => invalid('cannot decode remote-write body: truncated protobuf');
 
 /** Measurement name of a metric name (recording rules' `:` becomes `_`). */
 const measurementName = (metric: string) => metric.replace(/:/g, '_');
@@ -78,7 +78,7 @@ function nextStamp(): number {
 }
 
 /** One metric of the request, filled in pass 2. */
-interface MetricRun {
+export interface MetricRun {
   metric: number;
   /** Samples (an upper bound of rows: stale markers are dropped). */
   samples: number;
@@ -99,12 +99,9 @@ export function decodeRemoteWrite(body: Uint8Array, maxBytes: number): RemoteWri
 
 /** Decodes an uncompressed WriteRequest into columns, one batch per metric name. */
 export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
-  table.startRequest();
-  const r = new Reader(buf);
-  const requestStamp = nextStamp();
-  const runs: MetricRun[] = [];
+  const request = beginRequest(buf);
+  const r = request.reader;
   const n = buf.length;
-  let records = 0;
   let previous = -1;
   // Positions live in locals here (the hot loop); the Reader takes over for anything unusual.
   let at = 0;
@@ -159,54 +156,84 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
     if (at > end) throw truncated();
     let sid: number;
     if (stray) sid = seriesOf(keyOfStrayLabels(r, labelsStart, end), 0, keyLength);
-    else {
-      // Senders repeat their series in the same order request after request: try the series that
-      // followed the previous one last time before hashing.
-      const guess = previous >= 0 ? table.successor[previous]! : -1;
-      if (guess >= 0 && table.matches(guess, buf, labelsStart, labelsEnd)) sid = guess;
-      else {
-        sid = seriesOf(buf, labelsStart, labelsEnd);
-        if (previous >= 0) table.successor[previous] = sid;
-      }
-    }
+    else sid = seriesGuessed(previous, buf, labelsStart, labelsEnd);
     previous = sid;
     at = end;
-    if (samples === 0) continue;
-
-    const rec = records++;
-    if (rec >= recSeries.length) {
-      recSeries = atLeast(recSeries, rec + 1);
-      recFrom = atLeast(recFrom, rec + 1);
-      recEnd = atLeast(recEnd, rec + 1);
-      recNext = atLeast(recNext, rec + 1);
-    }
-    recSeries[rec] = sid;
-    recFrom[rec] = labelsEnd;
-    recEnd[rec] = end;
-    recNext[rec] = -1;
-    const metric = table.seriesMetric[sid]!;
-    if (metric >= metricStamp.length) {
-      metricStamp = atLeast(metricStamp, metric + 1);
-      metricSlot = atLeast(metricSlot, metric + 1);
-    }
-    let run: MetricRun;
-    if (metricStamp[metric] !== requestStamp) {
-      metricStamp[metric] = requestStamp;
-      metricSlot[metric] = runs.length;
-      runs.push((run = { metric, samples: 0, names: [], lastShape: -1, head: rec, tail: rec }));
-    } else {
-      run = runs[metricSlot[metric]!]!;
-      recNext[run.tail] = rec;
-      run.tail = rec;
-    }
-    run.samples += samples;
-    const shape = table.seriesShape[sid]!;
-    if (shape !== run.lastShape) {
-      run.lastShape = shape;
-      for (const name of table.shapes[shape]!) if (!run.names.includes(name)) run.names.push(name);
-    }
+    if (samples > 0) addRecord(request, sid, labelsEnd, end, samples);
   }
+  return finishRequest(request);
+}
 
+/** One request being parsed: pass 1 fills its runs through `addRecord`, `finishRequest` does pass 2. */
+export interface RequestParse {
+  reader: Reader;
+  stamp: number;
+  runs: MetricRun[];
+  records: number;
+}
+
+/** Starts pass 1 over the uncompressed message `buf`. */
+export function beginRequest(buf: Uint8Array): RequestParse {
+  table.startRequest();
+  return { reader: new Reader(buf), stamp: nextStamp(), runs: [], records: 0 };
+}
+
+/**
+ * The series id of the label fields `key[start, end)` (1.0 Label encoding). Senders repeat their
+ * series in the same order request after request: the series that followed `previous` last time is
+ * tried before hashing.
+ */
+export function seriesGuessed(previous: number, key: Uint8Array, start: number, end: number): number {
+  const guess = previous >= 0 ? table.successor[previous]! : -1;
+  if (guess >= 0 && table.matches(guess, key, start, end)) return guess;
+  const sid = seriesOf(key, start, end);
+  if (previous >= 0) table.successor[previous] = sid;
+  return sid;
+}
+
+/**
+ * Records that series `sid` has `samples` Sample fields among the fields at [from, end) of the
+ * request (pass 2 reads them there and skips every other field).
+ */
+export function addRecord(request: RequestParse, sid: number, from: number, end: number, samples: number): void {
+  const rec = request.records++;
+  if (rec >= recSeries.length) {
+    recSeries = atLeast(recSeries, rec + 1);
+    recFrom = atLeast(recFrom, rec + 1);
+    recEnd = atLeast(recEnd, rec + 1);
+    recNext = atLeast(recNext, rec + 1);
+  }
+  recSeries[rec] = sid;
+  recFrom[rec] = from;
+  recEnd[rec] = end;
+  recNext[rec] = -1;
+  const metric = table.seriesMetric[sid]!;
+  if (metric >= metricStamp.length) {
+    metricStamp = atLeast(metricStamp, metric + 1);
+    metricSlot = atLeast(metricSlot, metric + 1);
+  }
+  const runs = request.runs;
+  let run: MetricRun;
+  if (metricStamp[metric] !== request.stamp) {
+    metricStamp[metric] = request.stamp;
+    metricSlot[metric] = runs.length;
+    runs.push((run = { metric, samples: 0, names: [], lastShape: -1, head: rec, tail: rec }));
+  } else {
+    run = runs[metricSlot[metric]!]!;
+    recNext[run.tail] = rec;
+    run.tail = rec;
+  }
+  run.samples += samples;
+  const shape = table.seriesShape[sid]!;
+  if (shape !== run.lastShape) {
+    run.lastShape = shape;
+    for (const name of table.shapes[shape]!) if (!run.names.includes(name)) run.names.push(name);
+  }
+}
+
+/** Pass 2: every recorded sample into columns, one batch per metric. */
+export function finishRequest(request: RequestParse): RemoteWriteResult {
+  const { runs, reader } = request;
   nameColumn = atLeast(nameColumn, table.names.length);
   pairStamp = atLeast(pairStamp, table.pairValue.length);
   pairCode = atLeast(pairCode, table.pairValue.length);
@@ -217,7 +244,7 @@ export function parseRemoteWrite(buf: Uint8Array): RemoteWriteResult {
   const arena = arenaOf(bytes);
   const out: RemoteWriteResult = { batches: [], samples: 0, staleDropped: 0 };
   for (const run of runs) {
-    const batch = columnsOf(r, run, arena, out);
+    const batch = columnsOf(reader, run, arena, out);
     if (batch) out.batches.push(batch);
   }
   return out;
@@ -248,7 +275,7 @@ function keyOfStrayLabels(r: Reader, start: number, end: number): Uint8Array {
 }
 
 /** The series id of the label fields in `key[start, end)`, decoding and adding them when new. */
-function seriesOf(key: Uint8Array, start: number, end: number): number {
+export function seriesOf(key: Uint8Array, start: number, end: number): number {
   const hash = hashKey(key, start, end);
   const sid = table.find(key, start, end, hash);
   if (sid >= 0) return sid;
@@ -308,7 +335,7 @@ function uint32s(a: Arena, n: number): Uint32Array {
 }
 
 /** Prometheus' staleness marker (value.StaleNaN), little-endian: 0x7ff0000000000002. */
-function isStaleMarker(b: Uint8Array, at: number): boolean {
+export function isStaleMarker(b: Uint8Array, at: number): boolean {
   return b[at] === 2 && b[at + 1] === 0 && b[at + 2] === 0 && b[at + 3] === 0 && b[at + 4] === 0 && b[at + 5] === 0 && b[at + 6] === 0xf0 && b[at + 7] === 0x7f;
 }
 
@@ -457,7 +484,7 @@ const f64 = new Float64Array(1);
 const f64Bytes = new Uint8Array(f64.buffer);
 
 /** Protobuf wire-format reading (varints, length-delimited fields, fixed64), every read bounds-checked. */
-class Reader {
+export class Reader {
   at = 0;
   constructor(readonly bytes: Uint8Array) {}
 

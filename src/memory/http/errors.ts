@@ -11,6 +11,7 @@ const CODE_OF: Record<ErrorKind, string> = {
   not_found: 'not_found',
   conflict: 'duplicate',
   too_large: 'payload_too_large',
+  unsupported_media_type: 'unsupported_media_type',
   rate_limited: 'rate_limited',
   cancelled: 'cancelled',
   unavailable: 'unavailable',
