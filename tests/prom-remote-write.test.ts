@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { remoteWriteBody } from './helpers/prom-write.ts';
+import { encodeRequestV2, remoteWriteBody, remoteWriteBodyV2, V2_HEADERS } from './helpers/prom-write.ts';
+import snappy from 'snappyjs';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
@@ -49,16 +50,74 @@ describe('POST /api/v1/prom/write', () => {
     expect(await sql('SELECT value FROM hdr.by_header')).toEqual([[1]]);
   });
 
-  test('refusals: no token 401, garbage 400, bad database name 400, remote-write 2.0 400; nothing is written', async () => {
+  test('refusals: no token 401, garbage 400, bad database name 400; nothing is written', async () => {
     const body = remoteWriteBody([{ labels: { __name__: 'refused' }, samples: [[1, 1700000000000]] }]);
     expect((await post(body, '?db=promtest', null)).status).toBe(401);
     const garbage = await post(new TextEncoder().encode('this is not snappy'));
     expect(garbage.status).toBe(400);
     expect(((await garbage.json()) as { error: string }).error).toContain('remote-write');
     expect((await post(body, '?db=../etc')).status).toBe(400);
-    const v2 = await server.fetch('/api/v1/prom/write?db=promtest', { method: 'POST', headers: { 'content-type': 'application/x-protobuf;proto=io.prometheus.write.v2.Request' }, body });
-    expect(v2.status).toBe(400);
     expect(await sql("SELECT count(*)::INTEGER FROM promtest.refused")).toEqual([[0]]);
+  });
+});
+
+describe('remote-write 2.0 on the same route', () => {
+  const postV2 = (body: Uint8Array, headers: Record<string, string> = {}) =>
+    server.fetch('/api/v1/prom/write?db=promv2', { method: 'POST', headers: { ...V2_HEADERS, ...headers }, body });
+  const written = (res: Response) =>
+    ['Samples', 'Histograms', 'Exemplars'].map((k) => res.headers.get(`x-prometheus-remote-write-${k.toLowerCase()}-written`));
+
+  test('samples become rows as with 1.0; the Written headers count samples (stale markers included), histograms and exemplars (never stored)', async () => {
+    const res = await postV2(
+      remoteWriteBodyV2([
+        { labels: { __name__: 'http_requests', job: 'api', code: '200' }, samples: [[10, 1700000000000], [12, 1700000015000]], metadata: { type: 1, help: 'Requests.', unit: '' }, createdMs: 1699999000000 },
+        { labels: { __name__: 'http_requests', job: 'api', code: '500' }, samples: [[NaN, 1700000000000], ['stale', 1700000015000]], exemplars: [{ labels: { trace_id: 't1' }, value: 1, ms: 1700000000000 }] },
+        { labels: { __name__: 'latency', job: 'api' }, samples: [], histograms: [{ count: 4, sum: 1.5, ms: 1700000000000 }] },
+      ]),
+    );
+    expect(res.status).toBe(204);
+    expect(written(res)).toEqual(['4', '1', '0']);
+    expect(await sql('SELECT code, job, value, time FROM promv2.http_requests ORDER BY code, time')).toEqual([
+      ['200', 'api', 10, '2023-11-14T22:13:20Z'],
+      ['200', 'api', 12, '2023-11-14T22:13:35Z'],
+      ['500', 'api', null, '2023-11-14T22:13:20Z'],
+    ]);
+    expect(await sql('SELECT c.value, s.value, c.job FROM promv2.latency_count c JOIN promv2.latency_sum s USING (time)')).toEqual([[4, 1.5, 'api']]);
+  });
+
+  test('415 for a message, encoding or version it does not read; 400 naming a bad symbol reference; 400 for a truncated body; nothing written', async () => {
+    const series = [{ labels: { __name__: 'v2_refused', host: 'h' }, samples: [[1, 1700000000000]] as [number, number][] }];
+    const body = remoteWriteBodyV2(series);
+    for (const headers of [
+      { 'content-type': 'application/x-protobuf;proto=io.prometheus.write.v3.Request' },
+      { 'content-encoding': 'zstd' },
+      { 'x-prometheus-remote-write-version': '3.0.0' },
+    ]) {
+      const res = await postV2(body, headers);
+      expect(res.status).toBe(415);
+      expect(((await res.json()) as { error: string }).error).toMatch(/cannot accept/);
+    }
+    const raw = encodeRequestV2(series);
+    const badRef = Uint8Array.from(raw);
+    badRef[badRef.lastIndexOf(4, badRef.length - 12)] = 77; // the value ref of host=h
+    const bad = await postV2(snappy.compress(badRef));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toContain('timeseries 0 has a label value symbol reference 77, but the request has 5 symbols');
+    expect(written(bad)).toEqual([null, null, null]);
+    const truncated = await postV2(snappy.compress(raw.subarray(0, raw.length - 3)));
+    expect(truncated.status).toBe(400);
+    expect(((await truncated.json()) as { error: string }).error).toContain('remote-write');
+    expect(await sql('SELECT count(*)::INTEGER FROM promv2.v2_refused')).toEqual([[0]]);
+  });
+
+  test('1.0 bodies still go through with proto=prometheus.WriteRequest or no proto, and get no Written headers', async () => {
+    const body = remoteWriteBody([{ labels: { __name__: 'v1_again' }, samples: [[3, 1700000000000]] }]);
+    for (const type of ['application/x-protobuf;proto=prometheus.WriteRequest', 'application/x-protobuf']) {
+      const res = await server.fetch('/api/v1/prom/write?db=promv2', { method: 'POST', headers: { 'content-type': type, 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' }, body });
+      expect(res.status).toBe(204);
+      expect(written(res)).toEqual([null, null, null]);
+    }
+    expect(await sql('SELECT count(*)::INTEGER FROM promv2.v1_again')).toEqual([[2]]);
   });
 });
 
