@@ -1,12 +1,12 @@
 /**
  * Prometheus remote-write benchmark (`bun run bench:prom`): samples/s acknowledged by svc's
- * POST /api/v1/prom/write and by VictoriaMetrics' own /api/v1/write on the same snappy+protobuf
- * payloads, in the same run, from a bounded concurrent client on loopback. "flushed" divides by the
+ * POST /api/v1/prom/write (remote-write 1.0, and 2.0 on the same samples) and by VictoriaMetrics' own
+ * /api/v1/write (1.0; 2.0 too if the installed version answers 2.0 with the Written headers), in the same run, from a bounded concurrent client on loopback. "flushed" divides by the
  * time until everything acknowledged is also in storage (svc: explicit flush; VictoriaMetrics:
  * /internal/force_flush), the honest figure when a server acks faster than it writes.
  *
- * The two servers run side by side and take alternating turns of load (BENCH_TURNS, default 5, sharing
- * BENCH_SECONDS each), so both see the same machine; the ratio is the median of the turns' ratios. Samples
+ * The targets run side by side and take turns of load (BENCH_TURNS, default 5, sharing BENCH_SECONDS
+ * each; the order rotates every turn), so all see the same machine; a ratio is the median of the turns' ratios. Samples
  * per CPU-second of each server process (from /proc, all threads) are reported too: on a machine shared
  * with other work they vary far less than samples per wall-clock second.
  *
@@ -20,7 +20,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { remoteWriteBody, type Series } from '../tests/helpers/prom-write.ts';
+import { remoteWriteBody, remoteWriteBodyV2, type Series, V2_HEADERS } from '../tests/helpers/prom-write.ts';
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -36,6 +36,8 @@ const VM = '/usr/bin/victoria-metrics';
 
 const t0 = Date.now() - 3_600_000;
 const bodies: Uint8Array[] = [];
+/** The same samples as 2.0 Requests. */
+const bodiesV2: Uint8Array[] = [];
 for (let b = 0; b < BODIES; b++) {
   const series: Series[] = [];
   for (let s = 0; s < SERIES; s++) {
@@ -49,11 +51,13 @@ for (let b = 0; b < BODIES; b++) {
       [series[i], series[j]] = [series[j]!, series[i]!];
     }
   bodies.push(remoteWriteBody(series));
+  bodiesV2.push(remoteWriteBodyV2(series));
 }
+const V1_HEADERS = { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' };
 const perRequest = SERIES * SAMPLES;
 
-/** Runs the load against `url` for `seconds`; every request must answer 2xx. Returns samples acknowledged. */
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+/** Runs the load of `bodies` against `url` for `seconds`; every request must answer 2xx. Returns samples acknowledged. */
+async function load(url: string, headers: Record<string, string>, bodies: Uint8Array[], seconds: number): Promise<number> {
   let sent = 0;
   let next = 0;
   const until = performance.now() + seconds * 1000;
@@ -61,7 +65,7 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < until) {
         const body = bodies[next++ % BODIES]!;
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', ...headers }, body });
+        const res = await fetch(url, { method: 'POST', headers, body });
         if (res.status >= 300) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
         sent += perRequest;
       }
@@ -82,6 +86,7 @@ interface Target {
   name: string;
   url: string;
   headers: Record<string, string>;
+  bodies: Uint8Array[];
   flush: () => Promise<void>;
   /** Process whose CPU time is read from /proc (threads included). */
   pid: number;
@@ -104,21 +109,27 @@ const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')} samples/s`;
 
 const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
+const svcFlush = async () => {
+  const r = await server.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+  if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
+};
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const target = (name: string, url: string, headers: Record<string, string>, bodies: Uint8Array[], flush: () => Promise<void>, pid: number): Target => ({
+  name,
+  url,
+  headers,
+  bodies,
+  flush,
+  pid,
+  turns: [],
+  perCpu: [],
+  acked: 0,
+  loadSeconds: 0,
+});
 const targets: Target[] = [
-  {
-    name: 'svc remote_write',
-    url: `${server.url}/api/v1/prom/write?db=bench`,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    flush: async () => {
-      const r = await server.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
-      if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
-    },
-    pid: server.proc.pid,
-    turns: [],
-    perCpu: [],
-    acked: 0,
-    loadSeconds: 0,
-  },
+  target('svc remote_write 1.0', `${server.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, svcFlush, server.proc.pid),
+  // Another database: the same samples again, not duplicates of the 1.0 rows in one table.
+  target('svc remote_write 2.0', `${server.url}/api/v1/prom/write?db=bench2`, { ...V2_HEADERS, ...auth }, bodiesV2, svcFlush, server.proc.pid),
 ];
 let vm: ReturnType<typeof Bun.spawn> | null = null;
 const vmDir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
@@ -128,31 +139,28 @@ try {
     vm = Bun.spawn([VM, `-storageDataPath=${vmDir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], { stdout: 'ignore', stderr: 'inherit' });
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 200 && (await fetch(`${base}/health`).catch(() => null))?.status !== 200; i++) await Bun.sleep(50);
-    targets.push({
-      name: 'VictoriaMetrics /api/v1/write',
-      url: `${base}/api/v1/write`,
-      headers: {},
-      flush: async () => {
-        await fetch(`${base}/internal/force_flush`);
-      },
-      pid: vm.pid,
-      turns: [],
-      perCpu: [],
-      acked: 0,
-      loadSeconds: 0,
-    });
+    const vmFlush = async () => {
+      await fetch(`${base}/internal/force_flush`);
+    };
+    const version = (await (await fetch(`${base}/metrics`)).text()).match(/vm_app_version\{[^}]*short_version="([^"]+)"/)?.[1] ?? 'unknown version';
+    targets.push(target(`VictoriaMetrics ${version} 1.0`, `${base}/api/v1/write`, V1_HEADERS, bodies, vmFlush, vm.pid));
+    // A 2.0 receiver must answer a 2.0 body with the Written headers (the spec's own test for a 1.0-only receiver).
+    const probe = await fetch(`${base}/api/v1/write`, { method: 'POST', headers: V2_HEADERS, body: bodiesV2[0]! });
+    if (probe.headers.has('x-prometheus-remote-write-samples-written'))
+      targets.push(target(`VictoriaMetrics ${version} 2.0`, `${base}/api/v1/write`, V2_HEADERS, bodiesV2, vmFlush, vm.pid));
+    else console.log(`VictoriaMetrics ${version}: no remote-write 2.0 (a 2.0 body answered ${probe.status} without X-Prometheus-Remote-Write-*-Written headers), compared on 1.0 only`);
   } else console.log(`VictoriaMetrics: not installed (${VM} missing), no comparison in this run`);
 
   // Alternating turns (the order swapped every turn), so both see the same machine: the load from
   // other work on a shared machine changes by the second and would skew two back-to-back runs.
   const turnSeconds = SECONDS / TURNS;
   // Warm-up, not counted: the first requests carry series neither server has seen (and JIT warm-up).
-  for (const target of targets) await load(target.url, target.headers, 1);
+  for (const target of targets) await load(target.url, target.headers, target.bodies, 1);
   for (let t = 0; t < TURNS; t++) {
-    for (const target of t % 2 === 0 ? targets : [...targets].reverse()) {
+    for (const target of [...targets.slice(t % targets.length), ...targets.slice(0, t % targets.length)]) {
       const cpu0 = cpuSeconds(target.pid);
       const started = performance.now();
-      const sent = await load(target.url, target.headers, turnSeconds);
+      const sent = await load(target.url, target.headers, target.bodies, turnSeconds);
       const seconds = (performance.now() - started) / 1000;
       target.turns.push(sent / seconds);
       target.perCpu.push(sent / (cpuSeconds(target.pid) - cpu0));
@@ -160,26 +168,29 @@ try {
       target.loadSeconds += seconds;
     }
   }
-  const flushed: number[] = [];
+  // Both svc targets share one server: its flush writes both, so "flushed" is for the pair.
+  const flushed = new Map<Target, number>();
   for (const target of targets) {
     const started = performance.now();
     await target.flush();
-    flushed.push(target.acked / (target.loadSeconds + (performance.now() - started) / 1000));
+    flushed.set(target, target.acked / (target.loadSeconds + (performance.now() - started) / 1000));
   }
-  targets.forEach((target, i) =>
+  for (const target of targets)
     console.log(
-      `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed[i]!)} flushed, ${Math.round(median(target.perCpu)).toLocaleString('en-US')} samples per CPU-second (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
-    ),
-  );
-  if (targets.length === 2) {
-    const ratios = targets[0]!.turns.map((r, i) => r / targets[1]!.turns[i]!);
-    const cpuRatios = targets[0]!.perCpu.map((r, i) => r / targets[1]!.perCpu[i]!);
-    console.log(
-      `ratio svc / VictoriaMetrics:   ${median(ratios).toFixed(2)}x acknowledged (median of the turns' ratios; turns ${ratios.map((r) => r.toFixed(2)).join(' ')}), ${(flushed[0]! / flushed[1]!).toFixed(2)}x flushed`,
+      `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed.get(target)!)} flushed, ${Math.round(median(target.perCpu)).toLocaleString('en-US')} samples per CPU-second (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
     );
-    // Samples per CPU-second of each server's own process: what a busy shared machine disturbs least.
-    console.log(`ratio per CPU-second:          ${median(cpuRatios).toFixed(2)}x (turns ${cpuRatios.map((r) => r.toFixed(2)).join(' ')})`);
-  }
+  const ratio = (label: string, a: Target | undefined, b: Target | undefined) => {
+    if (!a || !b) return;
+    const ratios = a.turns.map((r, i) => r / b.turns[i]!);
+    const cpuRatios = a.perCpu.map((r, i) => r / b.perCpu[i]!);
+    console.log(
+      `ratio ${label}: ${median(ratios).toFixed(2)}x acknowledged (median of the turns' ratios; turns ${ratios.map((r) => r.toFixed(2)).join(' ')}), ${(flushed.get(a)! / flushed.get(b)!).toFixed(2)}x flushed; ${median(cpuRatios).toFixed(2)}x per CPU-second of each server process (turns ${cpuRatios.map((r) => r.toFixed(2)).join(' ')})`,
+    );
+  };
+  const [v1, v2, vm1, vm2] = targets;
+  ratio('svc 1.0 / VictoriaMetrics 1.0', v1, vm1);
+  ratio('svc 2.0 / svc 1.0', v2, v1);
+  ratio('svc 2.0 / VictoriaMetrics 2.0', v2, vm2);
 } finally {
   await server.cleanup();
   if (vm) {

@@ -88,7 +88,7 @@ describe('remote-write 2.0 on the same route', () => {
   test('415 for a message, encoding or version it does not read; 400 naming a bad symbol reference; 400 for a truncated body; nothing written', async () => {
     const series = [{ labels: { __name__: 'v2_refused', host: 'h' }, samples: [[1, 1700000000000]] as [number, number][] }];
     const body = remoteWriteBodyV2(series);
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { 'content-type': 'application/x-protobuf;proto=io.prometheus.write.v3.Request' },
       { 'content-encoding': 'zstd' },
       { 'x-prometheus-remote-write-version': '3.0.0' },

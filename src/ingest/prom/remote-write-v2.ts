@@ -109,12 +109,14 @@ export function parseRemoteWriteV2(buf: Uint8Array): RemoteWriteV2Result {
     let refCount = 0;
     let samples = 0;
     let histograms = 0;
+    let firstSample = start;
     r.at = start;
     while (r.at < end) {
+      const fieldAt = r.at;
       const tag = r.varint();
       if (tag === SAMPLES_TAG) {
         r.at = r.lengthEnd(end);
-        samples++;
+        if (samples++ === 0) firstSample = fieldAt;
       } else if (tag === REFS_PACKED_TAG) {
         const fieldEnd = r.lengthEnd(end);
         while (r.at < fieldEnd) {
@@ -139,8 +141,8 @@ export function parseRemoteWriteV2(buf: Uint8Array): RemoteWriteV2Result {
     const keyEnd = keyOf(buf, refCount, symbols, j);
     const sid = seriesGuessed(previous, key, 0, keyEnd);
     previous = sid;
-    // Pass 2 reads the series' Sample fields and skips every other field of it.
-    if (samples > 0) addRecord(request, sid, start, end, samples);
+    // Pass 2 reads the series' Sample fields from the first on, and skips any other field among them.
+    if (samples > 0) addRecord(request, sid, firstSample, end, samples);
     if (histograms > 0) (histogramSeries ??= []).push(sid, start, end);
   }
 
@@ -174,14 +176,22 @@ function keyOf(buf: Uint8Array, refCount: number, symbols: number, j: number): n
     at = putVarint(inner, at);
     key[at++] = 0x0a; // Label.name
     at = putVarint(nameLength, at);
-    key.set(buf.subarray(nameStart, nameStart + nameLength), at);
-    at += nameLength;
+    at = copy(buf, nameStart, nameLength, at);
     key[at++] = 0x12; // Label.value
     at = putVarint(valueLength, at);
-    key.set(buf.subarray(valueStart, valueStart + valueLength), at);
-    at += valueLength;
+    at = copy(buf, valueStart, valueLength, at);
   }
   return at;
+}
+
+/**
+ * Copies `length` bytes of `buf` from `from` into `key` at `at`. Label strings are short: a byte loop
+ * beats a subarray + set call below ~24 bytes (they were half of a request's parse time).
+ */
+function copy(buf: Uint8Array, from: number, length: number, at: number): number {
+  if (length >= 24) key.set(buf.subarray(from, from + length), at);
+  else for (let i = 0; i < length; i++) key[at + i] = buf[from + i]!;
+  return at + length;
 }
 
 const varintSize = (v: number) => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
