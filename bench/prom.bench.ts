@@ -142,7 +142,8 @@ try {
     const vmFlush = async () => {
       await fetch(`${base}/internal/force_flush`);
     };
-    const version = (await (await fetch(`${base}/metrics`)).text()).match(/vm_app_version\{[^}]*short_version="([^"]+)"/)?.[1] ?? 'unknown version';
+    // The Debian build reports an empty vm_app_version: ask the package manager.
+    const version = Bun.spawnSync(['dpkg-query', '-W', '-f=${Version}', 'victoria-metrics']).stdout.toString().trim() || 'unknown version';
     targets.push(target(`VictoriaMetrics ${version} 1.0`, `${base}/api/v1/write`, V1_HEADERS, bodies, vmFlush, vm.pid));
     // A 2.0 receiver must answer a 2.0 body with the Written headers (the spec's own test for a 1.0-only receiver).
     const probe = await fetch(`${base}/api/v1/write`, { method: 'POST', headers: V2_HEADERS, body: bodiesV2[0]! });
