@@ -61,6 +61,39 @@ describe('POST /api/v1/prom/write', () => {
   });
 });
 
+describe('what Prometheus configures and expects', () => {
+  test('every credential form Prometheus can send: authorization (Bearer), basic_auth (token as password), an x-api-key header', async () => {
+    const body = remoteWriteBody([{ labels: { __name__: 'auth_forms' }, samples: [[1, 1700000000000]] }]);
+    const basic = `Basic ${Buffer.from(`prometheus:${ADMIN_TOKEN}`).toString('base64')}`;
+    for (const headers of [{ authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: basic }, { 'x-api-key': ADMIN_TOKEN }]) {
+      const res = await server.fetch('/api/v1/prom/write?db=promauth', { method: 'POST', token: null, headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', ...headers }, body });
+      expect(res.status).toBe(204);
+    }
+    const wrong = `Basic ${Buffer.from('prometheus:svc_wrong').toString('base64')}`;
+    expect((await server.fetch('/api/v1/prom/write?db=promauth', { method: 'POST', token: null, headers: { authorization: wrong }, body })).status).toBe(401);
+    expect(await sql('SELECT count(*)::INTEGER FROM promauth.auth_forms')).toEqual([[3]]);
+  });
+
+  test('backpressure: 503 with Retry-After (which Prometheus retries), nothing written; a body that fits goes through', async () => {
+    const small = await startServer({ env: { SVC_MEMORY_ENABLED: 'false', SVC_SERVER_MAX_INFLIGHT_BODY_SIZE: '1KB' } });
+    try {
+      const series = Array.from({ length: 300 }, (_, i) => ({ labels: { __name__: 'pressed', host: `h${i}` }, samples: [[i, 1700000000000]] as [number, number][] }));
+      const body = remoteWriteBody(series);
+      expect(body.length).toBeGreaterThan(1024);
+      const refused = await small.fetch('/api/v1/prom/write?db=p', { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' }, body });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as { error: string }).error).toContain('server.max_inflight_body_size');
+      const fits = remoteWriteBody(series.slice(0, 2));
+      expect((await small.fetch('/api/v1/prom/write?db=p', { method: 'POST', body: fits })).status).toBe(204);
+      const r = await json(small, 'POST', '/api/v1/query', { sql: 'SELECT count(*)::INTEGER FROM p.pressed' });
+      expect((r.body as { data: unknown[][] }).data).toEqual([[2]]);
+    } finally {
+      await small.cleanup();
+    }
+  });
+});
+
 describe('remote-write 2.0 on the same route', () => {
   const postV2 = (body: Uint8Array, headers: Record<string, string> = {}) =>
     server.fetch('/api/v1/prom/write?db=promv2', { method: 'POST', headers: { ...V2_HEADERS, ...headers }, body });
