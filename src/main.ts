@@ -484,7 +484,7 @@ async function composeServices(
         port: config.pgwire.port,
         tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
       },
-      { tokens, authorizer, queries, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },
+      { tokens, authorizer, queries, audit, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },
     );
     services.add('postgres wire listener', () => pgwire.stop());
     pgwirePort = pgwire.port;

@@ -18,7 +18,9 @@ let port = 0;
 const PSQL = '/usr/bin/psql';
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false' } });
+  server = await startServer({
+    env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_AUDIT_LOG_ENABLED: 'true', SVC_AUDIT_LOG_INCLUDE_READS: 'true' },
+  });
   port = Number(/pgwire_port"?[=:](\d+)/.exec(server.output())![1]);
   const lp = ['cpu,host=a usage=1.5,n=3i,ok=true 1700000000000000000', 'cpu,host=b usage=2.5,n=4i,ok=false 1700000060000000000', 'cpu,host=a usage=3.5,n=5i,ok=true 1700000120000000000'];
   expect((await server.fetch('/write?db=mydb', { method: 'POST', body: lp.join('\n') })).status).toBe(204);
@@ -74,6 +76,27 @@ describe('pgwire with psql', () => {
     expect(bad.err).toContain('password authentication failed');
     const write = await psql(['-c', 'DROP TABLE cpu']);
     expect(write.err).toContain('only SELECT queries are allowed');
+  });
+});
+
+describe('pgwire in the audit log', () => {
+  test('logins (refused and accepted, with the user name) and statements (include_reads) are audited like HTTP requests', async () => {
+    const bad = await psql(['-c', 'SELECT 1'], 'svc_not_a_token');
+    expect(bad.code).not.toBe(0);
+    const ok = await psql(['-c', 'SELECT count(*) FROM cpu']);
+    expect(ok.code).toBe(0);
+    type Event = { action: string; status: number; database: string | null; token_name: string | null; detail: Record<string, string> };
+    let events: Event[] = [];
+    // Audit events are written in batches every 100 ms: a bounded wait for the three of this test.
+    for (let i = 0; i < 50; i++) {
+      const r = await json(server, 'GET', '/api/v1/audit/logs?limit=1000');
+      events = ((r.body as { events: Event[] }).events ?? []).filter((e) => e.detail?.service === 'pgwire' && e.detail.user === 'dashboards');
+      if (events.some((e) => e.action === 'query.run')) break;
+      await Bun.sleep(100);
+    }
+    expect(events.find((e) => e.action === 'pgwire.login' && e.status === 401)).toMatchObject({ token_name: null, database: 'mydb' });
+    expect(events.find((e) => e.action === 'pgwire.login' && e.status === 200)).toMatchObject({ token_name: 'admin', database: 'mydb' });
+    expect(events.find((e) => e.action === 'query.run')).toMatchObject({ status: 200, token_name: 'admin', database: 'mydb' });
   });
 });
 

@@ -65,7 +65,7 @@ describe('what Prometheus configures and expects', () => {
   test('every credential form Prometheus can send: authorization (Bearer), basic_auth (token as password), an x-api-key header', async () => {
     const body = remoteWriteBody([{ labels: { __name__: 'auth_forms' }, samples: [[1, 1700000000000]] }]);
     const basic = `Basic ${Buffer.from(`prometheus:${ADMIN_TOKEN}`).toString('base64')}`;
-    for (const headers of [{ authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: basic }, { 'x-api-key': ADMIN_TOKEN }]) {
+    for (const headers of <Record<string, string>[]>[{ authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: basic }, { 'x-api-key': ADMIN_TOKEN }]) {
       const res = await server.fetch('/api/v1/prom/write?db=promauth', { method: 'POST', token: null, headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', ...headers }, body });
       expect(res.status).toBe(204);
     }

@@ -19,8 +19,8 @@ export interface AuditEvent {
 
 /** What a request hands the audit log; the log derives the action, the detail and scrubs the path. */
 export interface AuditRequest {
-  /** Which listener: `timeseries` or `memory`. */
-  service: 'timeseries' | 'memory';
+  /** Which listener: `timeseries`, `memory` or `pgwire` (the Postgres wire protocol). */
+  service: 'timeseries' | 'memory' | 'pgwire';
   timeMs: number;
   tokenId: string | null;
   tokenName: string | null;
@@ -30,4 +30,8 @@ export interface AuditRequest {
   status: number;
   durationMs: number;
   database: string | null;
+  /** The action when the path cannot say it (pgwire has no paths); derived from method and path otherwise. */
+  action?: string;
+  /** More of what the event names (pgwire: the user name the client gave); never a secret. */
+  detail?: Record<string, string>;
 }

@@ -57,8 +57,8 @@ export class AuditLog {
       return;
     }
     const path = scrubPath(r.path);
-    const { action, target } = actionOf(r.method, path);
-    const detail: Record<string, string> = { service: r.service };
+    const { action, target } = r.action ? { action: r.action, target: null } : actionOf(r.method, path);
+    const detail: Record<string, string> = { ...r.detail, service: r.service };
     if (target !== null && target !== REDACTED) detail.target = target;
     this.queue.push({
       time: new Date(r.timeMs).toISOString(),

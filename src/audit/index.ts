@@ -1,4 +1,5 @@
 /** The audit log: event shape, bounded queue with batch writer, secret scrubbing, SQLite store. */
 export { AuditLog, AUDIT_QUEUE_SIZE, type AuditStats } from './audit-log.ts';
+export { looksSecret, REDACTED } from './scrub.ts';
 export { SqliteAuditStore, type AuditFilter, type AuditStore } from './audit-store.ts';
 export type { AuditEvent, AuditRequest } from './audit-event.ts';

@@ -4,6 +4,7 @@
  * QueryService.execute, the entry point of the HTTP query routes, with the session's database.
  */
 import { randomInt } from 'node:crypto';
+import { looksSecret, REDACTED, type AuditLog } from '../audit/index.ts';
 import { mayDo, type Authorizer, type Principal, type TokenService } from '../auth/index.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Logger } from '../observability/index.ts';
@@ -28,6 +29,8 @@ export interface SessionDeps {
   cancels: Map<number, { secret: number; cancel: () => void }>;
   /** The client's address, for query management. */
   clientIp: string | null;
+  /** Logins (either outcome) are recorded; statements as HTTP queries are (audit_log.include_reads). */
+  audit: AuditLog | null;
 }
 
 interface Result {
@@ -226,11 +229,13 @@ export class PgSession {
   private login(principal: Principal | null, reason: string): void {
     if (!principal) {
       this.deps.logger?.warn('pgwire authentication failed', { user: this.user, reason });
+      this.audit('pgwire.login', 401, null, performance.now());
       this.error('28P01', `password authentication failed for user "${this.user}": the password must be a valid svc token`, 'FATAL');
       this.flush();
       return this.close();
     }
     if (!mayDo(principal, 'read')) {
+      this.audit('pgwire.login', 403, principal, performance.now());
       this.error('42501', `token '${principal.name}' lacks 'read' permission`, 'FATAL');
       this.flush();
       return this.close();
@@ -247,6 +252,7 @@ export class PgSession {
     this.out.begin('K').int32(this.pid).int32(this.secret).end();
     this.deps.cancels.set(this.pid, { secret: this.secret, cancel: () => this.running?.abort() });
     this.deps.logger?.info('pgwire session started', { user: this.user, database: this.database, token: principal?.name ?? null, application_name: this.settings.get('application_name') });
+    this.audit('pgwire.login', 200, principal, performance.now());
     this.ready();
     this.flush();
   }
@@ -393,6 +399,8 @@ export class PgSession {
     }
     const controller = new AbortController();
     this.running = controller;
+    const started = performance.now();
+    let status = 500;
     try {
       const p = this.principal;
       const origin = { source: 'pgwire', format: 'pgwire', tokenId: p?.tokenId ?? null, tokenName: p?.name ?? null, isAdmin: p?.isAdmin ?? true, clientIp: this.deps.clientIp };
@@ -405,13 +413,35 @@ export class PgSession {
         }
         return { rowCount: rows.length, rows };
       });
+      status = 200;
       return { columns: out.columns, rows: out.result.rows };
     } catch (err) {
+      if (err instanceof AppError) status = err.status;
       if (controller.signal.aborted) throw new AppError('invalid', 'canceling statement due to user request', { extra: { sqlstate: '57014' } });
       throw err;
     } finally {
       this.running = null;
+      // Audited as the same statement sent to POST /api/v1/query would be.
+      if (this.deps.audit?.wants('POST', status, '/api/v1/query')) this.audit('query.run', status, this.principal, started);
     }
+  }
+
+  /** One audit event of this session; the user name is the client's own (scrubbed if it looks like a token). */
+  private audit(action: string, status: number, principal: Principal | null, started: number): void {
+    this.deps.audit?.record({
+      service: 'pgwire',
+      timeMs: Date.now(),
+      tokenId: principal?.tokenId ?? null,
+      tokenName: principal?.name ?? null,
+      clientIp: this.deps.clientIp,
+      method: 'PGWIRE',
+      path: '/pgwire',
+      status,
+      durationMs: performance.now() - started,
+      database: this.database || null,
+      action,
+      detail: { user: looksSecret(this.user) ? REDACTED : this.user },
+    });
   }
 
   private querySession(): QuerySession {
