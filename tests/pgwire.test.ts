@@ -79,6 +79,23 @@ describe('pgwire with psql', () => {
   });
 });
 
+describe('pgwire limits', () => {
+  test('before login a message may not exceed 64 KB: a larger announced length closes the connection at once', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const closed = new Promise<boolean>((r) => {
+      socket.once('close', () => r(true));
+      setTimeout(() => r(false), 10_000);
+    });
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(1_000_000, 0);
+    head.writeInt32BE(196608, 4);
+    socket.write(head);
+    expect(await closed).toBe(true);
+    expect(server.output()).toMatch(/invalid message length 1000000 \(at most 65536 bytes before login\)/);
+  });
+});
+
 describe('pgwire in the audit log', () => {
   test('logins (refused and accepted, with the user name) and statements (include_reads) are audited like HTTP requests', async () => {
     const bad = await psql(['-c', 'SELECT 1'], 'svc_not_a_token');

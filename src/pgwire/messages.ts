@@ -11,6 +11,11 @@ export const CANCEL_REQUEST = 80877102;
 
 /** Largest message a client may send (a long query with parameters); larger closes the connection. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * Largest message before authentication (startup packet, SASL or password messages): a client that
+ * has not logged in cannot make the server buffer 64 MB. Postgres' own startup packet limit is 10,000.
+ */
+export const PRE_AUTH_MAX_BYTES = 64 * 1024;
 
 const utf8 = new TextEncoder();
 
@@ -139,8 +144,10 @@ export interface FrontendMessage {
 export class FrameReader {
   private pending: Uint8Array = new Uint8Array(0);
   startup = true;
+  /** The largest frame accepted now: raised to MAX_MESSAGE_BYTES once the session has logged in. */
+  limit = PRE_AUTH_MAX_BYTES;
 
-  /** Appends `data` and returns every complete message; throws on a frame larger than MAX_MESSAGE_BYTES. */
+  /** Appends `data` and returns every complete message; throws on a frame larger than `limit`. */
   push(data: Uint8Array): FrontendMessage[] {
     this.pending = this.pending.length === 0 ? data.slice() : Buffer.concat([this.pending, data]);
     const out: FrontendMessage[] = [];
@@ -150,7 +157,7 @@ export class FrameReader {
       if (this.pending.length - at < head) break;
       const view = new DataView(this.pending.buffer, this.pending.byteOffset + at);
       const len = view.getInt32(this.startup ? 0 : 1);
-      if (len < 4 || len > MAX_MESSAGE_BYTES) throw new Error(`invalid message length ${len}`);
+      if (len < 4 || len > this.limit) throw new Error(`invalid message length ${len} (at most ${this.limit} bytes${this.limit === PRE_AUTH_MAX_BYTES ? ' before login' : ''})`);
       const total = len + (this.startup ? 0 : 1);
       if (this.pending.length - at < total) break;
       const type = this.startup ? '' : String.fromCharCode(this.pending[at]!);

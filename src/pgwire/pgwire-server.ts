@@ -6,7 +6,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { readFileSync } from 'node:fs';
-import { FrameReader } from './messages.ts';
+import { FrameReader, MAX_MESSAGE_BYTES } from './messages.ts';
 import { PgSession, type SessionDeps } from './session.ts';
 
 /** Settings of the listener ([pgwire], TLS from [server]). */
@@ -29,6 +29,7 @@ export async function startPgWire(opts: PgWireOptions, deps: Omit<SessionDeps, '
     const frames = new FrameReader();
     const onData = (data: Buffer) => {
       try {
+        if (session.loggedIn) frames.limit = MAX_MESSAGE_BYTES;
         session.receive(frames.push(data));
       } catch (err) {
         deps.logger?.warn('pgwire protocol error', { error: (err as Error).message });

@@ -110,6 +110,11 @@ export class PgSession {
     for (const m of messages) this.queue = this.queue.then(() => this.handle(m)).catch((err) => this.fatal(err));
   }
 
+  /** Authentication is over: the connection may send messages of any allowed size. */
+  get loggedIn(): boolean {
+    return this.phase === 'ready';
+  }
+
   /** The connection closed: cancel what runs, forget the cancel key. */
   closed(): void {
     this.phase = 'closed';
