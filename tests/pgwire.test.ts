@@ -96,6 +96,26 @@ describe('pgwire limits', () => {
   });
 });
 
+describe('pgwire under governance and in the query registry', () => {
+  test("a token's governance policy applies to its pgwire statements (SQLSTATE 53400), which the query history lists as pgwire", async () => {
+    const t = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-governed', permissions: ['read'] });
+    expect(t.status).toBe(201);
+    const { id, token } = t.body as { id: string; token: string };
+    expect((await json(server, 'POST', '/api/v1/governance/policies', { token_id: id, rate_limit_per_minute: 1 })).status).toBe(201);
+    const c = await client(token);
+    try {
+      expect((await c.query('SELECT count(*)::INTEGER AS n FROM cpu')).rows).toEqual([{ n: 3 }]);
+      const refused = await c.query('SELECT 1').catch((e: { code: string; message: string }) => e);
+      expect(refused).toMatchObject({ code: '53400' });
+      expect((refused as { message: string }).message).toContain('rate_limit_per_minute');
+    } finally {
+      await c.end();
+    }
+    const history = (await json(server, 'GET', `/api/v1/queries/history?limit=5&token_id=${id}`)).body as { queries: { source: string; database: string | null }[] };
+    expect(history.queries[0]).toMatchObject({ source: 'pgwire', database: 'mydb' });
+  });
+});
+
 describe('pgwire in the audit log', () => {
   test('logins (refused and accepted, with the user name) and statements (include_reads) are audited like HTTP requests', async () => {
     const bad = await psql(['-c', 'SELECT 1'], 'svc_not_a_token');

@@ -525,6 +525,8 @@ function sqlstateOf(kind: string | undefined, message: string): string {
   if (kind === 'timeout') return '57014';
   if (kind === 'forbidden') return '42501';
   if (kind === 'unavailable') return '53300';
+  // A governance limit (HTTP 429): configuration_limit_exceeded, which clients report without retrying.
+  if (kind === 'rate_limited') return '53400';
   if (/^Parser Error/i.test(message)) return '42601';
   if (/^Catalog Error/i.test(message) || /does not exist/i.test(message)) return '42P01';
   if (/^Binder Error/i.test(message)) return '42703';
