@@ -108,9 +108,12 @@ function cpuSeconds(pid: number): number {
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')} samples/s`;
 
+// 1.0 and 2.0 each get a server process of their own: a turn's CPU time and throughput are then its
+// own, not shared with the flushes of the other version's rows.
 const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
-const svcFlush = async () => {
-  const r = await server.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+const server2 = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
+const flushOf = (s: typeof server) => async () => {
+  const r = await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
 };
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -127,9 +130,8 @@ const target = (name: string, url: string, headers: Record<string, string>, bodi
   loadSeconds: 0,
 });
 const targets: Target[] = [
-  target('svc remote_write 1.0', `${server.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, svcFlush, server.proc.pid),
-  // Another database: the same samples again, not duplicates of the 1.0 rows in one table.
-  target('svc remote_write 2.0', `${server.url}/api/v1/prom/write?db=bench2`, { ...V2_HEADERS, ...auth }, bodiesV2, svcFlush, server.proc.pid),
+  target('svc remote_write 1.0', `${server.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, flushOf(server), server.proc.pid),
+  target('svc remote_write 2.0', `${server2.url}/api/v1/prom/write?db=bench`, { ...V2_HEADERS, ...auth }, bodiesV2, flushOf(server2), server2.proc.pid),
 ];
 let vm: ReturnType<typeof Bun.spawn> | null = null;
 const vmDir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
@@ -169,7 +171,6 @@ try {
       target.loadSeconds += seconds;
     }
   }
-  // Both svc targets share one server: its flush writes both, so "flushed" is for the pair.
   const flushed = new Map<Target, number>();
   for (const target of targets) {
     const started = performance.now();
@@ -194,6 +195,7 @@ try {
   ratio('svc 2.0 / VictoriaMetrics 2.0', v2, vm2);
 } finally {
   await server.cleanup();
+  await server2.cleanup();
   if (vm) {
     vm.kill('SIGTERM');
     await vm.exited;
