@@ -116,6 +116,32 @@ describe('pgwire under governance and in the query registry', () => {
   });
 });
 
+describe('pgwire under RBAC', () => {
+  test('a token narrowed by a role reads only its measurements (others 42501) and its catalog lists only those', async () => {
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const r = await json(server, 'POST', path, body);
+      expect(r.status).toBe(201);
+      return (r.body as { id: string }).id;
+    };
+    const t = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-narrow', permissions: ['read'] });
+    const { id, token } = t.body as { id: string; token: string };
+    const org = await post('/api/v1/rbac/organizations', { name: 'pg-org' });
+    const team = await post(`/api/v1/rbac/organizations/${org}/teams`, { name: 'pg-team' });
+    const role = await post(`/api/v1/rbac/teams/${team}/roles`, { name: 'mydb-cpu', database_pattern: 'mydb', permissions: ['read'] });
+    await post(`/api/v1/rbac/roles/${role}/measurements`, { measurement_pattern: 'cpu', permissions: ['read'] });
+    await json(server, 'POST', `/api/v1/rbac/teams/${team}/members`, { token_id: id });
+    const c = await client(token);
+    try {
+      expect((await c.query('SELECT count(*)::INTEGER AS n FROM cpu')).rows).toEqual([{ n: 3 }]);
+      expect(await c.query('SELECT * FROM other.mem').catch((e: { code: string }) => e.code)).toBe('42501');
+      const tables = await c.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1, 2");
+      expect(tables.rows).toEqual([{ table_schema: 'mydb', table_name: 'cpu' }]);
+    } finally {
+      await c.end();
+    }
+  });
+});
+
 describe('pgwire in the audit log', () => {
   test('logins (refused and accepted, with the user name) and statements (include_reads) are audited like HTTP requests', async () => {
     const bad = await psql(['-c', 'SELECT 1'], 'svc_not_a_token');
