@@ -93,7 +93,11 @@ export const OPERATIONS: Operations = {
   'POST /api/v1/write/line-protocol/flush': { summary: 'Flush every write buffer to storage now (admin)', ok: { 200: 'flushed' } },
   'GET /api/v1/write/line-protocol/stats': { summary: 'Line protocol write counters', ok: { 200: 'counters' } },
   'GET /api/v1/write/line-protocol/health': { summary: 'Whether line protocol writes are accepted', ok: { 200: 'healthy' } },
-  'POST /api/v1/prom/write': { summary: 'Prometheus remote write (snappy-compressed protobuf)', rawBody: { mediaType: 'application/x-protobuf', description: 'Prometheus remote write 1.0 WriteRequest, snappy block compressed' }, ok: { 204: 'written' } },
+  'POST /api/v1/prom/write': {
+    summary: 'Prometheus remote write 1.0 and 2.0 (snappy-compressed protobuf)',
+    rawBody: { mediaType: 'application/x-protobuf', description: 'Remote-write 1.0 prometheus.WriteRequest, or 2.0 io.prometheus.write.v2.Request with Content-Type proto=io.prometheus.write.v2.Request (415 for another proto or a Content-Encoding other than snappy); snappy block compressed' },
+    ok: { 204: 'written (2.0: X-Prometheus-Remote-Write-Samples-Written, -Histograms-Written, -Exemplars-Written headers)' },
+  },
   'POST /api/v1/import/csv': { summary: 'Bulk import a CSV file (multipart upload or raw body)', rawBody: { mediaType: 'text/csv', description: 'CSV with a header row' }, query: csvQuery, ok: { 200: 'the import summary' } },
   'POST /api/v1/import/parquet': { summary: 'Bulk import a Parquet file', rawBody: { mediaType: 'application/vnd.apache.parquet', description: 'a Parquet file' }, query: parquetQuery, ok: { 200: 'the import summary' } },
   'POST /api/v1/import/lp': { summary: 'Bulk import a line protocol file', rawBody: LINE_PROTOCOL, query: lpQuery, ok: { 200: 'the import summary' } },

@@ -219,5 +219,7 @@ describe('remote-write 2.0 parser', () => {
     // Every cut inside the TimeSeries field (a cut between fields is a shorter valid message).
     for (let cut = good.indexOf(0x2a) + 1; cut < good.length; cut++) expect(() => parseRemoteWriteV2(good.subarray(0, cut))).toThrow(/remote-write/);
     expect(() => parseRemoteWriteV2(encodeRequestV2([{ labels: { job: 'x' }, samples: [[1, 1]] }]))).toThrow(/__name__/);
+    // A series with metadata and no data makes no rows and is no error.
+    expect(parseRemoteWriteV2(encodeRequestV2([{ labels: { job: 'x' }, samples: [], metadata: { type: 2, help: 'h', unit: '' } }])).batches).toEqual([]);
   });
 });

@@ -139,6 +139,8 @@ export function parseRemoteWriteV2(buf: Uint8Array): RemoteWriteV2Result {
     if (r.at > end) throw truncated();
     if (refCount % 2 !== 0) throw invalid(`cannot decode remote-write 2.0 body: timeseries ${j} has an odd number of label references (${refCount})`);
     const keyEnd = keyOf(buf, refCount, symbols, j);
+    // A series without data (metadata alone) is checked but not looked up: it makes no rows.
+    if (samples === 0 && histograms === 0) continue;
     const sid = seriesGuessed(previous, key, 0, keyEnd);
     previous = sid;
     // Pass 2 reads the series' Sample fields from the first on, and skips any other field among them.
