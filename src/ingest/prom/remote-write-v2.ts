@@ -148,9 +148,7 @@ export function parseRemoteWriteV2(buf: Uint8Array): RemoteWriteV2Result {
     if (histograms > 0) (histogramSeries ??= []).push(sid, start, end);
   }
 
-  const out = finishRequest(request) as RemoteWriteV2Result;
-  out.exemplars = exemplars;
-  out.histograms = 0;
+  const out: RemoteWriteV2Result = { ...finishRequest(request), histograms: 0, exemplars };
   if (histogramSeries) histogramRows(r, histogramSeries, out);
   return out;
 }
