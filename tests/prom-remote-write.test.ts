@@ -123,6 +123,7 @@ describe('remote-write 2.0 on the same route', () => {
     const body = remoteWriteBodyV2(series);
     for (const headers of <Record<string, string>[]>[
       { 'content-type': 'application/x-protobuf;proto=io.prometheus.write.v3.Request' },
+      { 'content-type': 'application/json' },
       { 'content-encoding': 'zstd' },
       { 'x-prometheus-remote-write-version': '3.0.0' },
     ]) {

@@ -27,7 +27,10 @@ function protoOf(c: Context<AppEnv>): typeof V1 | typeof V2 {
     throw unsupported(`cannot accept X-Prometheus-Remote-Write-Version '${version}': supported are 0.1.0 (1.0) and 2.x`);
   const type = c.req.header('content-type');
   if (type === undefined) return V1;
-  const params = type.split(';').slice(1);
+  const [media = '', ...params] = type.split(';');
+  // application/x-protobuf is what the spec allows; octet-stream is what generic HTTP clients put on bytes.
+  if (!['application/x-protobuf', 'application/octet-stream', ''].includes(media.trim().toLowerCase()))
+    throw unsupported(`cannot accept remote-write Content-Type '${type}': send application/x-protobuf`);
   const proto = params.map((p) => p.trim().match(/^proto\s*=\s*"?([^"]*)"?$/i)?.[1]).find((p) => p !== undefined);
   if (proto === undefined || proto === V1) return V1;
   if (proto === V2) return V2;
