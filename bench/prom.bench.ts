@@ -146,12 +146,12 @@ try {
     };
     // The Debian build reports an empty vm_app_version: ask the package manager.
     const version = Bun.spawnSync(['dpkg-query', '-W', '-f=${Version}', 'victoria-metrics']).stdout.toString().trim() || 'unknown version';
-    targets.push(target(`VictoriaMetrics ${version} 1.0`, `${base}/api/v1/write`, V1_HEADERS, bodies, vmFlush, vm.pid));
+    targets.push(target('VictoriaMetrics 1.0', `${base}/api/v1/write`, V1_HEADERS, bodies, vmFlush, vm.pid));
     // A 2.0 receiver must answer a 2.0 body with the Written headers (the spec's own test for a 1.0-only receiver).
     const probe = await fetch(`${base}/api/v1/write`, { method: 'POST', headers: V2_HEADERS, body: bodiesV2[0]! });
     if (probe.headers.has('x-prometheus-remote-write-samples-written'))
-      targets.push(target(`VictoriaMetrics ${version} 2.0`, `${base}/api/v1/write`, V2_HEADERS, bodiesV2, vmFlush, vm.pid));
-    else console.log(`VictoriaMetrics ${version}: no remote-write 2.0 (a 2.0 body answered ${probe.status} without X-Prometheus-Remote-Write-*-Written headers), compared on 1.0 only`);
+      targets.push(target('VictoriaMetrics 2.0', `${base}/api/v1/write`, V2_HEADERS, bodiesV2, vmFlush, vm.pid));
+    else console.log(`VictoriaMetrics ${version} (Debian package): no remote-write 2.0 (a 2.0 body answered ${probe.status} without X-Prometheus-Remote-Write-*-Written headers), compared on 1.0 only`);
   } else console.log(`VictoriaMetrics: not installed (${VM} missing), no comparison in this run`);
 
   // Alternating turns (the order swapped every turn), so both see the same machine: the load from
