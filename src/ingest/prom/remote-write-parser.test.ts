@@ -212,6 +212,14 @@ describe('remote-write 2.0 parser', () => {
     const badMeta = Uint8Array.from(meta);
     badMeta[badMeta.length - 1] = 40; // unit_ref, the last byte of the message
     expect(() => parseRemoteWriteV2(badMeta)).toThrow('metadata unit symbol reference 40');
+    // Exemplar: symbols '', __name__, v2_ex, trace_id, t; its refs (3 4) are packed right after field tag 0x22 and length.
+    const ex = encodeRequestV2([{ labels: { __name__: 'v2_ex' }, samples: [[1, 1000]], exemplars: [{ labels: { trace_id: 't' }, value: 1, ms: 1000 }] }]);
+    const badEx = Uint8Array.from(ex);
+    const exAt = badEx.lastIndexOf(0x22);
+    expect([badEx[exAt + 2], badEx[exAt + 4], badEx[exAt + 5]]).toEqual([0x0a, 3, 4]);
+    badEx[exAt + 5] = 50;
+    expect(() => parseRemoteWriteV2(badEx)).toThrow('timeseries 0 has an exemplar label symbol reference 50, but the request has 5 symbols');
+    expect(parseRemoteWriteV2(ex).exemplars).toBe(1);
     const odd = encodeRequestV2([{ labels: { __name__: 'v2_odd' }, samples: [[1, 1000]] }], { unpackedRefs: true });
     const oddCut = Uint8Array.from([...odd.subarray(0, odd.indexOf(0x2a, 10) + 2), ...odd.subarray(odd.indexOf(0x2a, 10) + 4)]);
     oddCut[oddCut.indexOf(0x2a, 10) + 1] -= 2;

@@ -12,7 +12,7 @@
  * What a TimeSeries carries besides samples:
  * - native histograms: each becomes one row of `<metric>_count` and one of `<metric>_sum` (what a
  *   classic histogram exposes); the buckets are not stored (svc has no histogram column type);
- * - exemplars and metadata (type, help, unit): not stored; metadata's symbol references are checked;
+ * - exemplars and metadata (type, help, unit): not stored; their symbol references are checked;
  * - created_timestamp: read and not stored (see the README for why no zero sample is written).
  */
 import { invalid } from '../../lib/errors.ts';
@@ -131,7 +131,7 @@ export function parseRemoteWriteV2(buf: Uint8Array): RemoteWriteV2Result {
         r.at = r.lengthEnd(end);
         histograms++;
       } else if (tag === EXEMPLAR_TAG) {
-        r.at = r.lengthEnd(end);
+        checkExemplar(r, r.lengthEnd(end), symbols, j);
         exemplars++;
       } else if (tag === METADATA_TAG) checkMetadata(r, r.lengthEnd(end), symbols, j);
       else r.skip(tag & 7, end);
@@ -212,6 +212,25 @@ function checkMetadata(r: Reader, end: number, symbols: number, j: number): void
     if (tag === ((3 << 3) | 0) || tag === ((4 << 3) | 0)) {
       const ref = r.varint();
       if (ref >= symbols) throw badRef(ref, symbols, j, tag === 24 ? 'a metadata help' : 'a metadata unit');
+    } else r.skip(tag & 7, end);
+  }
+  if (r.at > end) throw truncated();
+}
+
+/** Exemplars are not stored either, but their label references must name symbols. */
+function checkExemplar(r: Reader, end: number, symbols: number, j: number): void {
+  while (r.at < end) {
+    const tag = r.varint();
+    if (tag === REFS_ONE_TAG) {
+      const ref = r.varint();
+      if (ref >= symbols) throw badRef(ref, symbols, j, 'an exemplar label');
+    } else if (tag === REFS_PACKED_TAG) {
+      const fieldEnd = r.lengthEnd(end);
+      while (r.at < fieldEnd) {
+        const ref = r.varint();
+        if (ref >= symbols) throw badRef(ref, symbols, j, 'an exemplar label');
+      }
+      if (r.at > fieldEnd) throw truncated();
     } else r.skip(tag & 7, end);
   }
   if (r.at > end) throw truncated();
