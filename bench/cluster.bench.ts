@@ -8,9 +8,12 @@
  * time); the outage of a kill is the time from the kill to the next acknowledged write.
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
  * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
- * turns; BENCH_KILLS (default 10; 0 skips the failover part). Needs etcd (Debian etcd-server) on PATH.
+ * turns; BENCH_KILLS (default 10; 0 skips the failover part); BENCH_PROFILE (a directory: the
+ * cluster's writer runs with --cpu-prof there). Needs etcd (Debian etcd-server) on PATH.
+ * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
+ * etcd members) during the ingest turns is printed per million lines, for both set-ups.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd } from '../tests/helpers/etcd.ts';
@@ -24,6 +27,22 @@ const LINES = 5000;
 /** Alternating turns per side (each turn: BENCH_SECONDS of ingest, BENCH_QUERIES calls per query). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
+const PROFILE = process.env.BENCH_PROFILE;
+
+/** CPU seconds (user + system, every thread) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** CPU seconds per process group spent in ingest turns, and the lines those turns wrote. */
+interface CpuUse {
+  svc: number;
+  s3rver: number;
+  etcd: number;
+  lines: number;
+}
 
 function body(batch: number): string {
   const t0 = Date.UTC(2024, 0, 1) + batch * LINES;
@@ -33,7 +52,19 @@ function body(batch: number): string {
   return out.join('\n');
 }
 
-async function ingest(s: TestServer): Promise<number> {
+/** Runs `turn` and adds the CPU time each process group used meanwhile to `use`. */
+async function metered(use: CpuUse, pids: { svc: number[]; s3rver: number; etcd: number[] }, turn: () => Promise<{ rate: number; lines: number }>): Promise<number> {
+  const sum = (ps: number[]) => ps.reduce((a, p) => a + cpuSeconds(p), 0);
+  const before = { svc: sum(pids.svc), s3rver: cpuSeconds(pids.s3rver), etcd: sum(pids.etcd) };
+  const { rate, lines } = await turn();
+  use.svc += sum(pids.svc) - before.svc;
+  use.s3rver += cpuSeconds(pids.s3rver) - before.s3rver;
+  use.etcd += sum(pids.etcd) - before.etcd;
+  use.lines += lines;
+  return rate;
+}
+
+async function ingest(s: TestServer): Promise<{ rate: number; lines: number }> {
   const bodies = Array.from({ length: 16 }, (_, i) => body(i));
   let lines = 0;
   let next = 0;
@@ -49,7 +80,7 @@ async function ingest(s: TestServer): Promise<number> {
       }
     }),
   );
-  return lines / ((performance.now() - start) / 1000);
+  return { rate: lines / ((performance.now() - start) / 1000), lines };
 }
 
 async function latency(s: TestServer, sql: string): Promise<number> {
@@ -70,6 +101,7 @@ const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SE
 const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'fo'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
+const cpuUse = { soloWal: { svc: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
@@ -78,17 +110,18 @@ try {
   const [solo, soloWal, writer, reader] = await Promise.all([
     startServer({ env: { ...s3.env('solo'), ...common } }),
     startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' } }),
-    startServer({ env: cl('w', 'writer') }),
+    startServer({ env: cl('w', 'writer'), ...profiled() }),
     startServer({ env: cl('r', 'reader') }),
   ]);
   await Bun.sleep(1500); // the writer wins its election
   const soloRates: number[] = [];
   const soloWalRates: number[] = [];
   const clusterRates: number[] = [];
+  const etcdPids = etcd.members.map((m) => m.proc!.pid);
   for (let round = 0; round < ROUNDS; round++) {
-    soloRates.push(await ingest(solo));
-    soloWalRates.push(await ingest(soloWal));
-    clusterRates.push(await ingest(writer));
+    soloRates.push((await ingest(solo)).rate);
+    soloWalRates.push(await metered(cpuUse.soloWal, { svc: [soloWal.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(soloWal)));
+    clusterRates.push(await metered(cpuUse.cluster, { svc: [writer.proc.pid, reader.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(writer)));
   }
   for (const s of [solo, soloWal, writer]) await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
@@ -117,9 +150,22 @@ for (const [k, v] of Object.entries(results)) {
   console.log(`| ${k} | ${fmt(v.solo)} | ${fmt(v.cluster)} | ${(v.cluster / v.solo).toFixed(3)} | ${k.startsWith('ingest') ? '' : `${(v.cluster - v.solo).toFixed(2)} ms`} |`);
   if (v.soloWal !== undefined) console.log(`| ${k}, standalone with its local WAL on | ${fmt(v.soloWal)} | ${fmt(v.cluster)} | ${(v.cluster / v.soloWal).toFixed(3)} | |`);
 }
+console.log('\n| CPU seconds per million lines ingested | svc | s3rver | etcd (3 members) | total |');
+console.log('|---|---:|---:|---:|---:|');
+for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster]] as const) {
+  const per = (x: number) => ((x / u.lines) * 1e6).toFixed(2);
+  console.log(`| ${k} | ${per(u.svc)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
+}
 if (outages.length > 0) {
   const sorted = [...outages].sort((a, b) => a - b);
   console.log(`\nfailover outage over ${outages.length} kills -9 of the primary (failover_timeout 5s): median ${(median(sorted) / 1000).toFixed(2)} s, max ${(sorted[sorted.length - 1]! / 1000).toFixed(2)} s; each: ${sorted.map((x) => (x / 1000).toFixed(2)).join(', ')}`);
+}
+
+/** Start options that run a server under --cpu-prof into BENCH_PROFILE, when set. */
+function profiled(): { executable?: string; args?: string[] } {
+  if (!PROFILE) return {};
+  mkdirSync(PROFILE, { recursive: true });
+  return { executable: process.execPath, args: ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, '..', 'src', 'main.ts')] };
 }
 
 /** Kills the primary writer `KILLS` times under a client writing through the reader; the outage of each kill in ms. */

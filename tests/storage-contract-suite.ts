@@ -92,6 +92,16 @@ export function objectStoreContract(name: string, open: StoreFactory, limits: Co
       expect(await store.delete('x/none.parquet')).toBe(false);
     });
 
+    test('deleteMany: present and missing keys in one call; other keys stay', async () => {
+      const store = await open(p('many'));
+      for (const k of ['w/1.seg', 'w/2.seg', 'w/3.seg', 'keep/4.seg']) await store.put(k, bytes(k));
+      await store.deleteMany(['w/1.seg', 'w/none.seg', 'w/3.seg', 'w/2.seg', 'w/other/none.seg']);
+      expect((await store.list('')).map((o) => o.key)).toEqual(['keep/4.seg']);
+      await store.deleteMany([]);
+      await expect(store.deleteMany(['../escape'])).rejects.toThrow(/cannot use storage key/);
+      expect(await store.stat('keep/4.seg')).not.toBeNull();
+    });
+
     test('keys and prefixes are checked before anything is sent', async () => {
       const store = await open(p('keys'));
       for (const bad of ['../escape', '/abs', 'a//b', 'a/./b', ''])

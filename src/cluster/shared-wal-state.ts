@@ -93,24 +93,34 @@ export function coveredPut(keys: SharedWalKeys, tickets: readonly unknown[]): { 
 const MAGIC = new TextEncoder().encode('SVCSWAL2');
 
 /**
- * A segment object: magic, then zstd (level 1) of the entry count and each entry's length and encoded
- * write. Compressed because every byte crosses to the bucket before the write is acknowledged.
+ * One entry of a segment, compressed on its own (zstd level 1, off the event loop) as soon as its
+ * write is queued, so a commit only joins what is ready: its `u32 length` and encoded write as one
+ * zstd frame. Compressed because every byte crosses to the bucket before the write is acknowledged.
  */
-export function encodeSegment(entries: readonly { database: string; batch: ColumnBatch }[]): Uint8Array {
-  const parts = entries.map((e) => encodeBatches(e.database, [e.batch]));
-  const raw = new Uint8Array(4 + parts.reduce((n, p) => n + 4 + p.length, 0));
-  const view = new DataView(raw.buffer);
-  view.setUint32(0, parts.length, true);
-  let at = 4;
-  for (const p of parts) {
-    view.setUint32(at, p.length, true);
-    raw.set(p, at + 4);
-    at += 4 + p.length;
-  }
-  const packed = Bun.zstdCompressSync(raw, { level: 1 });
-  const out = new Uint8Array(MAGIC.length + packed.length);
+export async function encodeEntry(database: string, batch: ColumnBatch): Promise<Uint8Array> {
+  const raw = encodeBatches(database, [batch], 4);
+  new DataView(raw.buffer, raw.byteOffset, 4).setUint32(0, raw.length - 4, true);
+  return await Bun.zstdCompress(raw, { level: 1 });
+}
+
+/**
+ * A segment object: magic, then zstd frames that decompress, one after the other, to the entry count
+ * and each entry's length and encoded write (frames of `encodeEntry`). Concatenated frames are one
+ * valid zstd stream, so a segment compressed whole (as before entries were compressed one by one)
+ * reads the same.
+ */
+export function encodeSegment(frames: readonly Uint8Array[]): Uint8Array {
+  const count = new Uint8Array(4);
+  new DataView(count.buffer).setUint32(0, frames.length, true);
+  const head = Bun.zstdCompressSync(count, { level: 1 });
+  const out = new Uint8Array(MAGIC.length + head.length + frames.reduce((n, f) => n + f.length, 0));
   out.set(MAGIC, 0);
-  out.set(packed, MAGIC.length);
+  out.set(head, MAGIC.length);
+  let at = MAGIC.length + head.length;
+  for (const f of frames) {
+    out.set(f, at);
+    at += f.length;
+  }
   return out;
 }
 

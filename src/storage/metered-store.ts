@@ -32,6 +32,7 @@ export function meteredStore(store: ObjectStore, metrics: SvcMetrics): ObjectSto
     list: (prefix) => store.list(prefix).catch(fail),
     stat: (key) => store.stat(key).catch(fail),
     delete: (key) => store.delete(key).catch(fail),
+    deleteMany: (keys) => store.deleteMany(keys).catch(fail),
     // A remote store downloads here (a cold query): a failure is a storage failure like any other.
     localPath: (key) => store.localPath(key).catch(fail),
     scratchPath: (suffix) => store.scratchPath(suffix),

@@ -32,6 +32,11 @@ export interface ObjectStore {
   stat(key: string): Promise<ObjectInfo | null>;
   /** Removes an object; false when it did not exist. */
   delete(key: string): Promise<boolean>;
+  /**
+   * Removes objects whether or not they exist, in as few requests as the backend allows (S3: one per
+   * 1,000 keys, with no check of each key first); throws when one could not be removed.
+   */
+  deleteMany(keys: readonly string[]): Promise<void>;
   /** A local file path DuckDB can read for `key` (the file itself on local disk; a cached copy for remote stores). */
   localPath(key: string): Promise<string>;
   /**

@@ -84,6 +84,11 @@ export class TieredObjectStore implements ObjectStore {
     return hot || cold;
   }
 
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    await this.hot.deleteMany(keys);
+    await this.cold.deleteMany(keys);
+  }
+
   scratchPath(suffix: string): string {
     return this.hot.scratchPath(suffix);
   }

@@ -18,7 +18,10 @@ export class ByteWriter {
   pos: number;
 
   constructor(size: number, start = 0) {
-    this.bytes = new Uint8Array(size);
+    // Not zero-filled: every byte from `start` is written (the encoders check the final position), and
+    // zeroing a few hundred KiB per write cost more than encoding it. Its own buffer, never a pool's.
+    this.bytes = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
+    this.bytes.fill(0, 0, start);
     this.view = new DataView(this.bytes.buffer);
     this.pos = start;
   }

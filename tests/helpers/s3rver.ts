@@ -19,6 +19,8 @@ export const S3RVER_KEY = { accessKey: 'S3RVER', secretKey: 'S3RVER' };
 export interface TestS3 {
   endpoint: string;
   port: number;
+  /** The s3rver process id while it runs (benchmarks read its CPU time). */
+  readonly pid: number;
   /** Stops answering (connections are refused) until `start`. */
   stop(): Promise<void>;
   /** Starts again on the same port with the same objects. */
@@ -44,6 +46,9 @@ export async function startS3rver(buckets: string[]): Promise<TestS3> {
   const s3: TestS3 = {
     endpoint,
     port,
+    get pid() {
+      return proc.pid;
+    },
     async stop() {
       if (!running) return;
       running = false;

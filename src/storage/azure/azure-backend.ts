@@ -115,6 +115,11 @@ export class AzureBackend implements RemoteBackend {
     }
   }
 
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    // deleteIfExists is already one request per blob and asks nothing first.
+    for (const key of keys) await this.delete(key);
+  }
+
   async probe(): Promise<void> {
     try {
       await this.container.getProperties();

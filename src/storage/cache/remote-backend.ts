@@ -33,6 +33,8 @@ export interface RemoteBackend {
   list(prefix: string): Promise<RemoteObject[]>;
   /** Removes an object; false when it did not exist. */
   delete(key: string): Promise<boolean>;
+  /** Removes objects whether or not they exist, in as few requests as the provider allows; throws when one was not removed. */
+  deleteMany(keys: readonly string[]): Promise<void>;
   /** One cheap authenticated call (bucket or container properties); throws the translated failure. */
   probe(): Promise<void>;
   /**

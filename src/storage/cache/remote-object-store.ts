@@ -86,6 +86,12 @@ export class RemoteObjectStore implements ObjectStore {
     return existed;
   }
 
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.track(this.remote.deleteMany(keys.map((k) => this.full(k))));
+    for (const key of keys) this.cache.invalidate(key);
+  }
+
   async localPath(key: string): Promise<string> {
     const full = this.full(key);
     const checked = this.cache.checkedAt(key);

@@ -99,6 +99,10 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (const key of keys) await this.delete(key);
+  }
+
   async localPath(key: string): Promise<string> {
     return this.pathOf(key);
   }
