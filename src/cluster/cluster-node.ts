@@ -208,6 +208,7 @@ export class ClusterNode {
     for (let attempt = 0; !this.stopped; attempt++) {
       try {
         await this.join();
+        this.log.info('joined the cluster again with a new lease', { attempts: attempt + 1 });
         return;
       } catch (err) {
         if (attempt % 10 === 0) this.log.error('cannot rejoin the cluster', { error: (err as Error).message });
