@@ -71,6 +71,8 @@ export class ClusterNode {
   private generation = 0;
   /** The generation whose campaign runs now (one at a time, so a take-over never runs twice). */
   private campaigning: number | null = null;
+  /** A graceful handover runs: a step down meanwhile must not campaign again. */
+  private handingOver = false;
   private readonly holder: ElectionHolder;
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
@@ -163,7 +165,7 @@ export class ClusterNode {
     );
     void running.finally(() => {
       if (this.campaigning === gen) this.campaigning = null;
-      if (this.current(gen) && this.candidacy && !this.elected) this.runCampaign(gen, election, this.candidacy);
+      if (this.current(gen) && this.candidacy && !this.elected && !this.handingOver) this.runCampaign(gen, election, this.candidacy);
     });
   }
 
@@ -298,7 +300,7 @@ export class ClusterNode {
     // a lost election: it takes over again, replaying what it dropped) or is gone (it joins again).
     // Either way the node cannot stay a candidate that holds the election without acting on it.
     const election = ELECTION_OF[this.settings.role];
-    if (election && this.candidacy && this.current(this.generation)) this.runCampaign(this.generation, election, this.candidacy);
+    if (election && this.candidacy && !this.handingOver && this.current(this.generation)) this.runCampaign(this.generation, election, this.candidacy);
   }
 
   private demote(): void {
@@ -316,6 +318,7 @@ export class ClusterNode {
   async handOver(finish: () => Promise<unknown>): Promise<boolean> {
     if (!this.elected || !this.candidacy) return false;
     this.leading = false;
+    this.handingOver = true;
     try {
       await finish();
     } catch (err) {
