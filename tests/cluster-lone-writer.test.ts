@@ -81,7 +81,9 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
 
   /** Every acknowledged batch is on the reader, each with its 5 rows once. */
   const expectAcknowledgedOnce = async () => {
-    await flush(reader);
+    // On the writer itself: a flush forwarded by the reader would get only the forwarding's answer
+    // timeout (max(2 s, failover_timeout / 2)), which a loaded machine's flush can outlast.
+    await flush(writer);
     const rows = await until('every acknowledged batch on the reader', async () => {
       const r = await query(reader, 'SELECT id, count(*) AS n FROM lone.lone GROUP BY id');
       return acked.every((id) => r.some((x) => Number(x.id) === id)) ? r : null;
