@@ -323,7 +323,11 @@ async function composeServices(
     // A new primary buffers what no registered file holds before it takes any write.
     cluster.onElected = async () => {
       buffers.discardAll();
-      await sharedWal.replay((database, batches, ticket) => buffers.append(database, batches, ticket));
+      // A replay whose term ended while it read the bucket (the lease was lost again, a newer take-over
+      // began) buffers nothing: its rows would come on top of the next term's own replay of them.
+      await sharedWal.replay((database, batches, ticket) => {
+        if (sharedWal.current(ticket)) buffers.append(database, batches, ticket);
+      });
     };
     // A deposed primary keeps nothing: the new primary replays these rows from the shared WAL.
     cluster.onDemoted = () => {

@@ -114,6 +114,21 @@ describe.skipIf(!hasEtcd)('etcd client (three real members)', () => {
     await kb.stop({ revoke: true });
   }, 30_000);
 
+  test("a node's own older candidacy (a lease it lost track of, still alive in etcd) is deleted, not waited for", async () => {
+    const old = await LeaseKeeper.start(client, { ttlSec: 60, onLost: () => undefined });
+    const fresh = await LeaseKeeper.start(client, { ttlSec: 60, onLost: () => undefined });
+    const stale = await Candidacy.enter(client, '/t/own', old.id, 'node-a');
+    await stale.won();
+    const again = await Candidacy.enter(client, '/t/own', fresh.id, 'node-a');
+    // Waiting behind the old key would take its 60 s lease (beyond this test's timeout).
+    expect(await again.won()).toBe(false);
+    expect(await again.isLeader()).toBe(true);
+    expect((await client.txn([stale.fence()], [{ put: { key: '/t/own-fenced', value: 'x' } }])).succeeded).toBe(false);
+    expect((await client.getPrefix('/t/own/')).kvs.map((kv) => kv.key)).toEqual([again.key]);
+    await again.resign();
+    await Promise.all([old.stop({ revoke: true }), fresh.stop({ revoke: true })]);
+  }, 20_000);
+
   test('killing the etcd leader: requests go on through the other members', async () => {
     const leader = await etcd.leader();
     await etcd.kill(leader);

@@ -3,7 +3,7 @@
  * of the line, then takes over, or (failover_enabled = false, or the cooldown of a just-elected holder
  * that came back) leaves the line and enters again when the takeover policy allows.
  */
-import type { Candidacy } from './etcd/election.ts';
+import { CandidacyGone, type Candidacy } from './etcd/election.ts';
 import type { Election, ElectionHolder } from './election-holder.ts';
 import { decideTakeover, type TakeoverDecision } from './takeover-policy.ts';
 
@@ -29,6 +29,8 @@ export interface CampaignHost {
   /** Leaves the line (the node's candidacy is then null). */
   standAside(): void;
   takeOver(mine: Candidacy, failover: boolean): Promise<void>;
+  /** The candidacy's key is gone although the lease is held: give the lease back and join again. */
+  candidacyGone(reason: string): void;
 }
 
 export async function campaign(host: CampaignHost, election: Election, first: Candidacy): Promise<void> {
@@ -37,8 +39,15 @@ export async function campaign(host: CampaignHost, election: Election, first: Ca
   while (host.current() && host.candidacy() === mine) {
     try {
       failover = (await mine.won(host.signal)) || failover;
-    } catch {
-      return;
+    } catch (err) {
+      if (!host.current() || host.candidacy() !== mine) return;
+      // The key is gone while the lease is held: this candidacy no longer stands, so the node joins again.
+      if (err instanceof CandidacyGone) return host.candidacyGone(err.message);
+      // etcd did not answer (slow, between leaders): a campaign that ended here would leave the node a
+      // candidate nobody follows, holding the election without ever leading.
+      host.log.warn('cannot follow the election; retrying', { election, error: (err as Error).message });
+      await Bun.sleep(500);
+      continue;
     }
     if (!host.current() || host.candidacy() !== mine) return;
     let decision: TakeoverDecision;

@@ -69,6 +69,10 @@ export class ClusterNode {
   private campaignAbort = new AbortController();
   /** Bumped at every join, so a campaign of an older lease stops. */
   private generation = 0;
+  /** The generation whose campaign runs now (one at a time, so a take-over never runs twice). */
+  private campaigning: number | null = null;
+  /** A graceful handover runs: a step down meanwhile must not campaign again. */
+  private handingOver = false;
   private readonly holder: ElectionHolder;
   /** The revision the local copy of the shared manifest has applied (set by main.ts). */
   manifestRevision: () => number | null = () => null;
@@ -103,36 +107,66 @@ export class ClusterNode {
     this.heartbeatTimer = setInterval(() => void this.beat(), this.settings.heartbeatMs);
   }
 
+  /**
+   * Takes a new lease and, on it, the membership record and a place in the role's election. A join
+   * that fails part way gives its lease back, so no lease is left renewed for nothing, and no
+   * candidacy the node no longer follows is kept alive ahead of the one it enters next.
+   */
   private async join(): Promise<void> {
+    const gen = ++this.generation;
+    this.campaignAbort.abort();
+    this.campaignAbort = new AbortController();
     const ttlSec = Math.max(2, Math.ceil(this.settings.failoverTimeoutMs / 1000));
-    this.keeper = await LeaseKeeper.start(this.client, { ttlSec, onLost: (reason) => void this.onLeaseLost(reason) });
-    await this.membership.register(this.keeper.id);
-    this.lastContact = Date.now();
-    const election = ELECTION_OF[this.settings.role];
-    if (election) {
-      const gen = ++this.generation;
-      this.candidacy = await this.holder.enter(election, this.keeper.id, this.settings.nodeId);
-      const s = this.settings;
-      void campaign(
-        {
-          holder: this.holder,
-          nodeId: s.nodeId,
-          leaseId: this.keeper.id,
-          failoverEnabled: s.failoverEnabled,
-          cooldownMs: s.failoverCooldownMs,
-          pollMs: Math.max(100, Math.min(1000, s.heartbeatMs)),
-          log: this.log,
-          signal: this.campaignAbort.signal,
-          current: () => this.current(gen),
-          candidacy: () => this.candidacy,
-          setCandidacy: (c) => (this.candidacy = c),
-          standAside: () => (this.candidacy = null),
-          takeOver: (mine, failover) => this.takeOver(mine, election, failover),
-        },
-        election,
-        this.candidacy,
-      );
+    // Only the keeper of the latest join may report its lease lost (an older one was given back).
+    const keeper = await LeaseKeeper.start(this.client, { ttlSec, onLost: (reason) => void (gen === this.generation && this.onLeaseLost(reason)) });
+    this.keeper = keeper;
+    try {
+      await this.membership.register(keeper.id);
+      this.lastContact = Date.now();
+      const election = ELECTION_OF[this.settings.role];
+      if (!election) return;
+      this.candidacy = await this.holder.enter(election, keeper.id, this.settings.nodeId);
+      this.runCampaign(gen, election, this.candidacy);
+    } catch (err) {
+      if (gen === this.generation) this.generation++;
+      await keeper.stop({ revoke: true });
+      throw err;
     }
+  }
+
+  /**
+   * Runs the campaign of `candidacy`, and again whenever it ends with this node still a candidate of
+   * the current lease that does not lead (a step down during or after its take-over): a candidate
+   * nobody campaigns for would hold the election without ever acting on it.
+   */
+  private runCampaign(gen: number, election: Election, candidacy: Candidacy): void {
+    if (this.campaigning === gen) return;
+    this.campaigning = gen;
+    const s = this.settings;
+    const running = campaign(
+      {
+        holder: this.holder,
+        nodeId: s.nodeId,
+        leaseId: this.keeper!.id,
+        failoverEnabled: s.failoverEnabled,
+        cooldownMs: s.failoverCooldownMs,
+        pollMs: Math.max(100, Math.min(1000, s.heartbeatMs)),
+        log: this.log,
+        signal: this.campaignAbort.signal,
+        current: () => this.current(gen),
+        candidacy: () => this.candidacy,
+        setCandidacy: (c) => (this.candidacy = c),
+        standAside: () => (this.candidacy = null),
+        takeOver: (mine, failover) => this.takeOver(mine, election, failover),
+        candidacyGone: (reason) => void (this.current(gen) && this.onLeaseLost(reason)),
+      },
+      election,
+      candidacy,
+    );
+    void running.finally(() => {
+      if (this.campaigning === gen) this.campaigning = null;
+      if (this.current(gen) && this.candidacy && !this.elected && !this.handingOver) this.runCampaign(gen, election, this.candidacy);
+    });
   }
 
   /** A campaign goes on while its join is the latest and its lease is held (a lost lease starts a new one). */
@@ -168,10 +202,15 @@ export class ClusterNode {
     const was = this.leading;
     this.demote();
     this.candidacy = null;
+    // The lost lease is given back at once: when this node only stopped hearing etcd (the lease may
+    // still be alive there), its old candidacy would otherwise hold the election until the TTL ends.
+    const lost = this.keeper;
+    void lost?.stop({ revoke: true });
     this.log.warn('cluster lease lost; this node stepped down and joins again', { reason, was_leader: was });
     for (let attempt = 0; !this.stopped; attempt++) {
       try {
         await this.join();
+        this.log.info('joined the cluster again with a new lease', { attempts: attempt + 1 });
         return;
       } catch (err) {
         if (attempt % 10 === 0) this.log.error('cannot rejoin the cluster', { error: (err as Error).message });
@@ -257,6 +296,11 @@ export class ClusterNode {
     if (!this.elected) return;
     this.log.warn('this node is no longer the elected one; stepping down', { reason, role: this.settings.role });
     this.demote();
+    // Campaign again on the same candidacy: etcd then says whether it still leads (the refusal was not
+    // a lost election: it takes over again, replaying what it dropped) or is gone (it joins again).
+    // Either way the node cannot stay a candidate that holds the election without acting on it.
+    const election = ELECTION_OF[this.settings.role];
+    if (election && this.candidacy && !this.handingOver && this.current(this.generation)) this.runCampaign(this.generation, election, this.candidacy);
   }
 
   private demote(): void {
@@ -274,6 +318,7 @@ export class ClusterNode {
   async handOver(finish: () => Promise<unknown>): Promise<boolean> {
     if (!this.elected || !this.candidacy) return false;
     this.leading = false;
+    this.handingOver = true;
     try {
       await finish();
     } catch (err) {

@@ -63,10 +63,13 @@ export class LeaseKeeper {
     this.opts.onLost(reason);
   }
 
-  /** Stops renewing; with `revoke`, deletes the lease (and its keys) at once. */
+  /**
+   * Stops renewing; with `revoke`, deletes the lease (and its keys) at once. A lease reported lost is
+   * revoked too: lost may mean only that no renewal got through, while etcd still holds it.
+   */
   async stop(opts: { revoke?: boolean } = {}): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    if (opts.revoke && !this.lost) await this.client.leaseRevoke(this.id).catch(() => undefined);
+    if (opts.revoke) await this.client.leaseRevoke(this.id).catch(() => undefined);
   }
 }
