@@ -120,22 +120,18 @@ export class MemoryIndexStore {
    */
   private matchWindow(t: string, w: Where, ftsQuery: string, limit: number): IndexHit[] | null {
     const size = Math.max(WINDOW_MIN, WINDOW_FACTOR * limit);
-    const window = this.db.query<{ rowid: number; bm25: number }, Param[]>(`SELECT rowid, bm25(${t}) AS bm25 FROM ${t} WHERE ${t} MATCH ? ORDER BY bm25 LIMIT ?`).all(ftsQuery, size);
-    // A window shorter than asked holds every match: nothing lies beyond its edge.
-    const whole = window.length < size;
-    const edge = whole ? Infinity : window[window.length - 1]!.bm25;
-    const inside = window.filter((r) => r.bm25 < edge);
-    if (inside.length < limit && !whole) return null;
-    const bm25 = new Map(inside.map((r) => [r.rowid, r.bm25]));
-    const passed = this.db
-      .query<Omit<IndexHit, 'bm25'>, Param[]>(
-        `SELECT i.rowid, i.time_us, i.importance FROM memory_index i${w.covered ? ' INDEXED BY memory_index_rank' : ''} WHERE i.rowid IN (SELECT value FROM json_each(?)) AND ${w.sql}`,
+    // The edge is the window's worst score, or +inf when the window is shorter than asked: then it
+    // holds every match and nothing lies beyond it. MATERIALIZED: the window is ranked once.
+    const rows = this.db
+      .query<IndexHit & { whole: number }, Param[]>(
+        `WITH w(id, bm25) AS MATERIALIZED (SELECT rowid, bm25(${t}) FROM ${t} WHERE ${t} MATCH ? ORDER BY 2 LIMIT ?), ` +
+          `edge(bm25, whole) AS (SELECT CASE WHEN count(*) < ? THEN 1e308 ELSE max(bm25) END, count(*) < ? FROM w) ` +
+          `SELECT i.rowid, i.time_us, i.importance, w.bm25, edge.whole FROM edge CROSS JOIN w CROSS JOIN memory_index i${w.covered ? ' INDEXED BY memory_index_rank' : ''} ON i.rowid = w.id ` +
+          `WHERE w.bm25 < edge.bm25 AND ${w.sql} ORDER BY w.bm25, i.time_us DESC, i.rowid DESC LIMIT ?`,
       )
-      .all(JSON.stringify(inside.map((r) => r.rowid)), ...w.params);
-    if (passed.length < limit && !whole) return null;
-    const hits = passed.map((r) => ({ ...r, bm25: bm25.get(r.rowid)! }));
-    hits.sort((a, b) => a.bm25 - b.bm25 || b.time_us - a.time_us || b.rowid - a.rowid);
-    return hits.slice(0, limit);
+      .all(ftsQuery, size, size, size, ...w.params, limit);
+    if (rows.length < limit && !(rows[0]?.whole ?? 0)) return null;
+    return rows.map(({ whole: _w, ...hit }) => hit);
   }
 
   /** Full rows by rowid, in the order asked (rowids no longer indexed are left out). */
