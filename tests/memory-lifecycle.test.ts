@@ -231,7 +231,7 @@ describe('forget and purge', () => {
 });
 
 describe('index catch-up', () => {
-  test('memories written to storage behind the index are searchable after a restart', async () => {
+  test('memories written to storage behind the index are searchable after a restart; tombstones of memories gone from storage are dropped', async () => {
     const agent = uid('behind');
     const id = uid('seeded');
     const res = await server.fetch('/api/v1/write/msgpack', {
@@ -241,9 +241,30 @@ describe('index catch-up', () => {
     });
     expect(res.status).toBe(204);
     expect((await client.search({ agent_id: agent, query: 'wombat' })).count).toBe(0);
+    // A forgotten memory whose rows then leave storage another way (as retention would remove them):
+    // its tombstone hides nothing any more, and the catch-up drops it.
+    const forgotten = await client.createMemory({ agent_id: agent, content: 'a forgotten badger' });
+    await client.deleteMemory(forgotten.memory_id);
+    const del = await server.fetch('/api/v1/delete', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ database: 'agent_memory', measurement: 'memories', where: `memory_id = '${forgotten.memory_id}'`, confirm: true }),
+    });
+    expect(del.status).toBe(200);
+    const tombstoned = () => {
+      const db = new Database(join(server.dir, 'data', 'memory.db'), { readonly: true });
+      try {
+        return db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM tombstones WHERE memory_id = ?').get(forgotten.memory_id)!.n;
+      } finally {
+        db.close();
+      }
+    };
+    expect(tombstoned()).toBe(1);
     await server.stop();
     server = await startServer({ env: ENV, dir: server.dir });
     client = new MemoryClient({ baseUrl: server.memoryUrl, apiKey: MEMORY_ADMIN_KEY });
     expect((await client.search({ agent_id: agent, query: 'wombats' })).results.map((x) => x.memory_id)).toEqual([id]);
+    expect(tombstoned()).toBe(0);
+    expect((await client.search({ agent_id: agent, query: 'badger' })).count).toBe(0);
   }, 60_000);
 });
