@@ -78,7 +78,9 @@ describe('versions and expiry', () => {
     expect((await client.search({ agent_id: agent, query: 'production' })).results.map((x) => x.version)).toEqual([2]);
     const h = await client.history(m.memory_id);
     expect(h.versions.map((x) => [x.version, x.content])).toEqual([[1, 'the deploy target is staging'], [2, 'the deploy target is production']]);
+    // Stats answer for an agent that was never registered but has memories; 404 only with neither.
     expect((await client.agentStats(agent)).memory_count).toBe(1);
+    expect(await failure(client.agentStats(uid('nobody')))).toMatchObject({ status: 404 });
   });
 
   test('PATCH errors: empty change 400, bad field 400 naming it, unknown 404', async () => {
