@@ -116,6 +116,7 @@ try {
       if (err.name !== 'TimeoutError') throw err;
       return null;
     });
+  if (first.status !== 200) throw new Error(`the first search failed: HTTP ${first.status} ${await first.text()}\nserver log:\n${server.output().slice(-4000)}`);
   const rare = (await first.json()) as { results: { content: string }[] };
   const rebuildSec = (performance.now() - r0) / 1000;
   if (rare.results.length !== 1 || !rare.results[0]!.content.includes(RARE)) throw new Error(`the old rare word was not found: ${JSON.stringify(rare).slice(0, 300)}`);

@@ -78,7 +78,9 @@ describe('versions and expiry', () => {
     expect((await client.search({ agent_id: agent, query: 'production' })).results.map((x) => x.version)).toEqual([2]);
     const h = await client.history(m.memory_id);
     expect(h.versions.map((x) => [x.version, x.content])).toEqual([[1, 'the deploy target is staging'], [2, 'the deploy target is production']]);
+    // Stats answer for an agent that was never registered but has memories; 404 only with neither.
     expect((await client.agentStats(agent)).memory_count).toBe(1);
+    expect(await failure(client.agentStats(uid('nobody')))).toMatchObject({ status: 404 });
   });
 
   test('PATCH errors: empty change 400, bad field 400 naming it, unknown 404', async () => {
@@ -151,6 +153,9 @@ describe('filters and ranking', () => {
     expect(r.results[0]!.memory_id).toBe(needle.memory_id);
     expect(r.results[1]!.content).toContain('nothing escaped');
     expect((await client.search({ agent_id: agent, query: 'quokka' })).results.map((x) => x.memory_id)).toEqual([needle.memory_id]);
+    // Without an agent: over every memory of the organization (the ranking without a per-match join).
+    expect((await client.search({ query: 'Quokkas escaping', limit: 5 })).results[0]!.memory_id).toBe(needle.memory_id);
+    expect((await client.search({ query: 'quokka' })).results.map((x) => x.memory_id)).toEqual([needle.memory_id]);
     await client.createMemory({ agent_id: agent, content: '我们今天讨论了数据库系统的设计' });
     expect((await client.search({ agent_id: agent, query: '数据库系统' })).results.map((x) => x.content)).toEqual(['我们今天讨论了数据库系统的设计']);
   });
@@ -199,13 +204,36 @@ describe('forget and purge', () => {
       db.close();
     }
     expect((await client.listMemories({ agent_id: agent })).count).toBe(0);
+    // A purged memory's dedup key is free again: the same content is stored anew, not a duplicate.
+    expect((await client.createMemory({ agent_id: agent, content: 'alpha one' })).content).toBe('alpha one');
     expect(await failure(client.forget({}))).toMatchObject({ status: 400, code: 'invalid_request' });
     expect((await failure(client.call('DELETE', '/api/v1/memories/mem_x?purge=yes'))).message).toContain('purge');
+  });
+
+  test('bulk forget by session and by time: only the matching memories go', async () => {
+    const agent = uid('bulk-when');
+    const session = await client.createSession({ agent_id: agent });
+    const inSession = await client.createMemory({ agent_id: agent, session_id: session.session_id, content: 'said in the session' });
+    const outside = await client.createMemory({ agent_id: agent, content: 'said outside any session' });
+    expect(await client.forget({ session_id: session.session_id })).toEqual({ forgotten: 1, purged: false });
+    expect((await client.listMemories({ agent_id: agent })).memories.map((x) => x.memory_id)).toEqual([outside.memory_id]);
+    expect(await failure(client.getMemory(inSession.memory_id))).toMatchObject({ status: 404 });
+    // `before` takes a time input ('2d': two days ago): only memories older than that go.
+    const old = uid('old');
+    const res = await server.fetch('/api/v1/write/msgpack', {
+      method: 'POST',
+      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
+      body: seedPayload([{ memory_id: old, agent_id: agent, timeMs: Date.now() - 3 * 86_400_000, content: 'an old note' }]),
+    });
+    expect(res.status).toBe(204);
+    expect((await client.listMemories({ agent_id: agent })).count).toBe(2);
+    expect(await client.forget({ agent_id: agent, before: '2d' })).toEqual({ forgotten: 1, purged: false });
+    expect((await client.listMemories({ agent_id: agent })).memories.map((x) => x.memory_id)).toEqual([outside.memory_id]);
   });
 });
 
 describe('index catch-up', () => {
-  test('memories written to storage behind the index are searchable after a restart', async () => {
+  test('memories written to storage behind the index are searchable after a restart; tombstones of memories gone from storage are dropped', async () => {
     const agent = uid('behind');
     const id = uid('seeded');
     const res = await server.fetch('/api/v1/write/msgpack', {
@@ -215,9 +243,30 @@ describe('index catch-up', () => {
     });
     expect(res.status).toBe(204);
     expect((await client.search({ agent_id: agent, query: 'wombat' })).count).toBe(0);
+    // A forgotten memory whose rows then leave storage another way (as retention would remove them):
+    // its tombstone hides nothing any more, and the catch-up drops it.
+    const forgotten = await client.createMemory({ agent_id: agent, content: 'a forgotten badger' });
+    await client.deleteMemory(forgotten.memory_id);
+    const del = await server.fetch('/api/v1/delete', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ database: 'agent_memory', measurement: 'memories', where: `memory_id = '${forgotten.memory_id}'`, confirm: true }),
+    });
+    expect(del.status).toBe(200);
+    const tombstoned = () => {
+      const db = new Database(join(server.dir, 'data', 'memory.db'), { readonly: true });
+      try {
+        return db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM tombstones WHERE memory_id = ?').get(forgotten.memory_id)!.n;
+      } finally {
+        db.close();
+      }
+    };
+    expect(tombstoned()).toBe(1);
     await server.stop();
     server = await startServer({ env: ENV, dir: server.dir });
     client = new MemoryClient({ baseUrl: server.memoryUrl, apiKey: MEMORY_ADMIN_KEY });
     expect((await client.search({ agent_id: agent, query: 'wombats' })).results.map((x) => x.memory_id)).toEqual([id]);
+    expect(tombstoned()).toBe(0);
+    expect((await client.search({ agent_id: agent, query: 'badger' })).count).toBe(0);
   }, 60_000);
 });

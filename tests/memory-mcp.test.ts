@@ -63,6 +63,15 @@ async function exercise(c: Client) {
 
   expect((await call(c, 'memory_forget', { memory_id: id })).isError).toBeFalsy();
   expect((await call(c, 'memory_search', { agent_id: agent, query: 'database' })).structuredContent).toMatchObject({ count: 0 });
+
+  // Forgetting by filter: the matching memories only.
+  for (const content of ['tagged one', 'tagged two', 'kept'])
+    await call(c, 'memory_store', { agent_id: agent, content, tags: content === 'kept' ? [] : ['tmp'] });
+  const bulk = await call(c, 'memory_forget', { agent_id: agent, tags: ['tmp'] });
+  expect(bulk.structuredContent).toMatchObject({ forgotten: 2, purged: false });
+  expect(bulk.content[0]!.text).toContain('2 memories forgotten');
+  expect((await call(c, 'memory_list', { agent_id: agent })).structuredContent).toMatchObject({ count: 1 });
+  expect((await call(c, 'memory_forget', {})).isError).toBe(true);
 }
 
 describe('MCP', () => {

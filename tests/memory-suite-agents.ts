@@ -147,7 +147,7 @@ export function agentsSuite(t: () => MemoryTarget) {
         if (small.body.memory_count > 0) expect(small.body.context).toContain('user prefers short answers');
       }
       expect((await ctx({ max_tokens: 40 })).body.memory_count).toBeLessThan(5);
-      expect((await ctx({ max_tokens: 5 })).body).toMatchObject({ error: 'invalid_request' });
+      expect((await ctx({ max_tokens: 5 })).body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('max_tokens') });
       expect((await ctx({ max_tokens: 0 })).status).toBe(400);
       expect((await ctx({ include_types: ['x'] })).status).toBe(400);
       expect((await call(t(), 'POST', '/api/v1/sessions/ses_unknown/context', {})).status).toBe(404);

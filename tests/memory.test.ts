@@ -96,4 +96,24 @@ describe('startup', () => {
       await s.cleanup();
     }
   });
+
+  // The in-process memory service reads large time-series results (here 60,000 rows, streamed in
+  // several parts): every part must arrive intact, or forgetting picks the wrong memories.
+  test('a large storage result read in process arrives intact: bulk forget of 60,000 memories', async () => {
+    const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY } });
+    try {
+      const now = Date.now();
+      for (let start = 0; start < 60_000; start += 20_000) {
+        const rows = Array.from({ length: 20_000 }, (_, k) => ({ memory_id: `mem_big${start + k}`, agent_id: 'bulk-big', timeMs: now - 3_600_000 + start + k, content: `note ${start + k}` }));
+        const res = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+        expect(res.status).toBe(204);
+      }
+      const mem = { name: 'big', url: s.memoryUrl, seed: async () => {}, stop: async () => {} };
+      expect((await call(mem, 'GET', '/api/v1/agents/bulk-big/stats')).body).toMatchObject({ memory_count: 60_000 });
+      expect(await call(mem, 'POST', '/api/v1/memories/forget', { agent_id: 'bulk-big' })).toMatchObject({ status: 200, body: { forgotten: 60_000 } });
+      expect((await call(mem, 'GET', '/api/v1/memories?agent_id=bulk-big')).body).toMatchObject({ count: 0 });
+    } finally {
+      await s.cleanup();
+    }
+  }, 240_000);
 });

@@ -50,16 +50,21 @@ export class MemoryIndex {
     const started = performance.now();
     // Indexed before storage is asked: a memory written meanwhile is in neither snapshot or in both, never removed by mistake.
     const indexed = this.store.versions();
+    // Tombstones too: one whose memory has no row in storage any more (retention removed it) hides
+    // nothing and goes; one added meanwhile is for a memory already stored, so it is never taken.
+    const tombstoned = this.tombstones.snapshot();
     await this.versions.any(); // upgrades an old storage layout first
     const stored = await this.storage.query(`SELECT memory_id, max(coalesce(version, 1)) AS version FROM ${MEMORY_TABLE} WHERE org_id <> '' GROUP BY memory_id`);
     const live = new Set<string>();
     const load: string[] = [];
     for (const r of stored) {
       const id = String(r.memory_id);
+      tombstoned.delete(id);
       if (this.tombstones.has(id)) continue;
       live.add(id);
       if ((indexed.get(id) ?? 0) < Number(r.version)) load.push(id);
     }
+    this.tombstones.remove([...tombstoned]);
     const gone = [...indexed.keys()].filter((id) => !live.has(id));
     this.store.remove(gone);
     // Every version comes back; the index keeps the newest (upsert never replaces a newer one).
@@ -72,8 +77,8 @@ export class MemoryIndex {
         const ids = load.slice(i, i + CATCH_UP_CHUNK);
         keep(await this.storage.query(`SELECT ${SELECT_COLUMNS} FROM ${MEMORY_TABLE} WHERE memory_id IN (${sqlStringList(ids)})`));
       }
-    if (load.length > 0 || gone.length > 0)
-      this.logger.info('memory search index caught up with storage', { loaded: load.length, removed: gone.length, ms: Math.round(performance.now() - started) });
+    if (load.length > 0 || gone.length > 0 || tombstoned.size > 0)
+      this.logger.info('memory search index caught up with storage', { loaded: load.length, removed: gone.length, tombstones_dropped: tombstoned.size, ms: Math.round(performance.now() - started) });
   }
 
   /** Reads every stored row in (time, memory_id) keyset pages, handing each page to `keep`. */

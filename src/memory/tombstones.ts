@@ -20,7 +20,7 @@ export class Tombstones {
     this.index(t);
   }
 
-  /** Drops tombstones of purged memories, so tombstones do not outlive the rows they hide. */
+  /** Drops tombstones of memories gone from storage (purged, or removed by retention), so tombstones do not outlive the rows they hide. */
   remove(memoryIds: readonly string[]): void {
     const gone = memoryIds.filter((id) => this.ids.delete(id));
     if (gone.length === 0) return;
@@ -32,6 +32,11 @@ export class Tombstones {
         if (kept.length === 0) org.delete(agent);
         else if (kept.length !== list.length) org.set(agent, kept);
       }
+  }
+
+  /** Every tombstoned memory id (a copy). */
+  snapshot(): Set<string> {
+    return new Set(this.ids);
   }
 
   /** True when the memory was forgotten. */

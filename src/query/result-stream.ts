@@ -52,6 +52,8 @@ const DISCONNECTED = 'query cancelled: the client disconnected';
 
 /** A result this small is sent whole (with its length) instead of streamed: a stream costs ~0.8 ms per response. */
 const STREAM_AFTER_BYTES = 256 << 10;
+/** Off: see `emit` (Bun's own readers keep dequeued parts by reference until the body ends). */
+const RECYCLE_STREAMED_PARTS = false;
 
 /**
  * Runs `req` and resolves with its body: the whole body when the result ends within STREAM_AFTER_BYTES,
@@ -101,8 +103,11 @@ export function streamQuery(
       if (controller) (controller.enqueue(p), (enqueued += p.byteLength));
       else (held.push(p), (heldBytes += p.byteLength));
     }
-    // Parts held for a whole body stay with it: their memory is never handed back.
-    if (sent && controller) waiting.push({ end: enqueued, sent });
+    // Parts held for a whole body stay with it: their memory is never handed back. Nor are streamed
+    // parts, for now: a reader in this process (Response.json(), the memory service's in-process
+    // fetch) takes every queued part at once, so the queue looks drained, but reads the parts
+    // themselves later; reused memory rewrote bytes it had not read yet (corrupt JSON from ~50k rows).
+    if (sent && controller && RECYCLE_STREAMED_PARTS) waiting.push({ end: enqueued, sent });
   };
   const signal = req.signal ? AbortSignal.any([req.signal, gone.signal]) : gone.signal;
   return new Promise((resolve, reject) => {

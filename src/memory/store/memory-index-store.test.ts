@@ -32,3 +32,44 @@ test('matches through the narrow index equal matches through the wide rows', () 
   const ids = new Set(store.rows(narrow.map((h) => h.rowid)).map((r) => `${r.org_id}:${r.expires_us}`));
   expect([...ids]).toEqual(['default:0']);
 });
+
+// An organization-wide filter first ranks a window of the best matches without the join (matchWindow);
+// the same filter plus a condition every memory passes (importance >= 0) takes the joined query.
+// Both must give the same matches in the same order, whatever the ties at the window's edge.
+function bothWays(store: MemoryIndexStore, orgId: string, query: string, limit: number) {
+  const windowed = store.match({ orgId, aliveAtUs: 10 }, query, false, limit);
+  const joined = store.match({ orgId, aliveAtUs: 10, minImportance: 0 }, query, false, limit);
+  return { windowed, joined };
+}
+
+test('an organization-wide match gives the same best matches as the joined query', () => {
+  const store = new MemoryIndexStore(openMemoryDb(':memory:'));
+  // 12,000 memories: over 4,000 matches, so the window (4 x 1000) does not hold them all.
+  store.upsert(Array.from({ length: 12_000 }, (_, i) => memory(i)));
+  for (const limit of [1000, 10]) {
+    const { windowed, joined } = bothWays(store, 'default', '"beta" OR "epsilon"', limit);
+    expect(windowed.length).toBe(limit);
+    expect(windowed).toEqual(joined);
+  }
+  // A small organization: most of the window fails the filter; still the same answer.
+  const other = bothWays(store, 'other', '"beta" OR "epsilon"', 1000);
+  expect(other.windowed.length).toBeGreaterThan(100);
+  expect(other.windowed).toEqual(other.joined);
+});
+
+test('a tie across the window edge is broken by time, as in the joined query', () => {
+  const store = new MemoryIndexStore(openMemoryDb(':memory:'));
+  // 9,000 memories with the same content: one BM25 score; only time orders them.
+  store.upsert(Array.from({ length: 9000 }, (_, i) => ({ ...memory(i), org_id: 'default', expiresUs: 0, content: 'alpha beta gamma' })));
+  const { windowed, joined } = bothWays(store, 'default', '"beta"', 1000);
+  expect(windowed).toEqual(joined);
+  expect(windowed.map((h) => h.time_us)).toEqual(Array.from({ length: 1000 }, (_, k) => 1_700_000_000_000_000 + (8999 - k) * 1_000_000));
+});
+
+test('with fewer matches than the window, every match is ranked', () => {
+  const store = new MemoryIndexStore(openMemoryDb(':memory:'));
+  store.upsert(Array.from({ length: 300 }, (_, i) => memory(i)));
+  const { windowed, joined } = bothWays(store, 'other', '"beta" OR "epsilon"', 1000);
+  expect(windowed.length).toBeGreaterThan(0);
+  expect(windowed).toEqual(joined);
+});

@@ -85,24 +85,53 @@ export class MemoryIndexStore {
 
   /**
    * The best `limit` matches of an FTS5 query among memories passing `f`, by BM25. `cjk` selects the
-   * trigram index. Ties go to the newer memory.
+   * trigram index. Ties go to the newer memory (then the later rowid, so the order is always the same).
    */
   match(f: MemoryFilter, ftsQuery: string, cjk: boolean, limit: number): IndexHit[] {
     const t = cjk ? 'memory_fts_cjk' : 'memory_fts';
     const w = whereOf(f);
+    const rows = (orgWide(f) && this.matchWindow(t, w, ftsQuery, limit)) || this.matchJoined(t, w, ftsQuery, limit);
+    // FTS5's bm25() is lower for better matches; the ranking wants higher is better.
+    for (const r of rows) r.bm25 = -r.bm25;
+    return rows;
+  }
+
+  /** Every match joined to its row, filtered, then sorted by BM25: exact for any filter. */
+  private matchJoined(t: string, w: Where, ftsQuery: string, limit: number): IndexHit[] {
     // CROSS JOIN keeps the full-text index as the outer loop: driven from the (org, agent, time)
     // index instead, every row would run the MATCH on its own, which is far slower. When the filter
     // reads only columns of memory_index_rank, the join reads that narrow index, not the wide rows.
     // bm25() is named once (ORDER BY its alias): it is computed once per matching row.
-    const rows = this.db
+    return this.db
       .query<IndexHit, Param[]>(
         `SELECT i.rowid, i.time_us, i.importance, bm25(${t}) AS bm25 FROM ${t} CROSS JOIN memory_index i${w.covered ? ' INDEXED BY memory_index_rank' : ''} ON i.rowid = ${t}.rowid ` +
-          `WHERE ${t} MATCH ? AND ${w.sql} ORDER BY bm25, i.time_us DESC LIMIT ?`,
+          `WHERE ${t} MATCH ? AND ${w.sql} ORDER BY bm25, i.time_us DESC, i.rowid DESC LIMIT ?`,
       )
       .all(ftsQuery, ...w.params, limit);
-    // FTS5's bm25() is lower for better matches; the ranking wants higher is better.
-    for (const r of rows) r.bm25 = -r.bm25;
-    return rows;
+  }
+
+  /**
+   * The same answer as matchJoined when the filter lets nearly every match through, for about half
+   * the cost: the best `WINDOW_FACTOR * limit` matches by BM25 alone (no join per match), then only
+   * those rows joined to the filter. Every match strictly better than the window's worst score is
+   * inside the window, so when `limit` of those pass the filter they are exactly the best `limit`.
+   * Null when they are too few (a selective filter, or a large tie at the window's edge) and matches
+   * lie beyond the window.
+   */
+  private matchWindow(t: string, w: Where, ftsQuery: string, limit: number): IndexHit[] | null {
+    const size = Math.max(WINDOW_MIN, WINDOW_FACTOR * limit);
+    // The edge is the window's worst score, or +inf when the window is shorter than asked: then it
+    // holds every match and nothing lies beyond it. MATERIALIZED: the window is ranked once.
+    const rows = this.db
+      .query<IndexHit & { whole: number }, Param[]>(
+        `WITH w(id, bm25) AS MATERIALIZED (SELECT rowid, bm25(${t}) FROM ${t} WHERE ${t} MATCH ? ORDER BY 2 LIMIT ?), ` +
+          `edge(bm25, whole) AS (SELECT CASE WHEN count(*) < ? THEN 1e308 ELSE max(bm25) END, count(*) < ? FROM w) ` +
+          `SELECT i.rowid, i.time_us, i.importance, w.bm25, edge.whole FROM edge CROSS JOIN w CROSS JOIN memory_index i${w.covered ? ' INDEXED BY memory_index_rank' : ''} ON i.rowid = w.id ` +
+          `WHERE w.bm25 < edge.bm25 AND ${w.sql} ORDER BY w.bm25, i.time_us DESC, i.rowid DESC LIMIT ?`,
+      )
+      .all(ftsQuery, size, size, size, ...w.params, limit);
+    if (rows.length < limit && !(rows[0]?.whole ?? 0)) return null;
+    return rows.map(({ whole: _w, ...hit }) => hit);
   }
 
   /** Full rows by rowid, in the order asked (rowids no longer indexed are left out). */
@@ -124,14 +153,31 @@ export class MemoryIndexStore {
   }
 }
 
+/** The window of matchWindow: this many times the matches asked for, and at least WINDOW_MIN. */
+const WINDOW_FACTOR = 4;
+const WINDOW_MIN = 4000;
+
+/** Filter fields that nearly every memory passes (one organization, not expired): matchWindow pays off. */
+const ORG_WIDE_FIELDS = new Set(['orgId', 'aliveAtUs', 'latestOnly']);
+
+/** True when `f` sets nothing but ORG_WIDE_FIELDS (undefined and empty lists or maps set nothing). */
+function orgWide(f: MemoryFilter): boolean {
+  return Object.entries(f).every(([k, v]) => ORG_WIDE_FIELDS.has(k) || v === undefined || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0));
+}
+
+/** The WHERE conditions of a filter over `memory_index i`. */
+interface Where {
+  sql: string;
+  params: Param[];
+  /** Every column the conditions read is in memory_index_rank. */
+  covered: boolean;
+}
+
 /** Columns of memory_index held by the memory_index_rank index (memory-db.ts, migration 3). */
 const RANK_COLUMNS = new Set(['org_id', 'agent_id', 'session_id', 'memory_type', 'time_us', 'importance', 'expires_us']);
 
-/**
- * The WHERE conditions of a filter over `memory_index i`, with their parameters; `covered` when
- * every column they read is in memory_index_rank.
- */
-function whereOf(f: MemoryFilter): { sql: string; params: Param[]; covered: boolean } {
+/** The WHERE conditions of a filter over `memory_index i`, with their parameters. */
+function whereOf(f: MemoryFilter): Where {
   const c: string[] = ['i.org_id = ?'];
   const p: Param[] = [f.orgId];
   const eq = (col: string, v: string | undefined) => {
