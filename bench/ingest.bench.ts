@@ -1,26 +1,29 @@
 /**
- * End-to-end ingest benchmark (`bun run bench:ingest`): starts the server, loads it on loopback for a
- * fixed time and prints, per format, acknowledged records/s (2xx answers during the load) and on-disk
- * records/s (rows counted back through SQL after the final flush, divided by the time from the first
- * request until that flush finished: the honest figure, since a server can ack faster than it writes).
+ * End-to-end ingest benchmark (`bun run bench:ingest`). Per format, svc and its references run side by
+ * side and take alternating turns of load (BENCH_TURNS, default 5, of BENCH_SECONDS each; the order is
+ * reversed every other turn), so every target sees the same moments of a shared machine; each ratio is
+ * the median of the turns' ratios. Per turn it prints acknowledged records/s (2xx answers during the
+ * load) and on-disk records/s: the rows of the turn divided by the load plus the flush that puts them
+ * into Parquet (svc) or into parts (VictoriaMetrics' force_flush): the honest figure, since a server can
+ * ack faster than it writes. svc's rows are counted back through SQL at the end.
  *
  * The load comes from a C client, `wrk` (4 connections, pre-built bodies cycled by a Lua script), when
- * it is installed; otherwise from concurrent `fetch` loops in this process (said in the output). The
- * references run in the same run, on the same bodies, each right after svc:
+ * it is installed; otherwise from concurrent `fetch` loops in this process (said in the output). References:
  * - decode-only: a tiny Bun.serve in a child process that only decompresses and parses with our
  *   parsers, storing nothing (the ceiling for our HTTP stack and parsers);
  * - split-only (line protocol): a Bun.serve that only splits the body on newlines;
  * - VictoriaMetrics' `/write` (`/usr/bin/victoria-metrics`) and InfluxDB 1.x (`influxd`) when installed.
- * The server's peak RSS during the load is sampled from /proc.
+ * Each server's CPU seconds and peak RSS during its turns are read from /proc.
  *
  * Shape: time, host (100 values), region (10 values), five float fields. MessagePack: 10,000-row
  * columnar batches; line protocol: 5,000-line batches; BODIES distinct bodies per format, each later
  * than the one before, cycled (wrk cannot restamp bodies, so a long run repeats points: see README).
- * Each format gets a fresh server, so one format's flush backlog never slows the other. Runs repeat
- * `BENCH_REPEATS` times and medians are printed (the machine is shared; single runs are noisy).
- * Env: BENCH_SECONDS (default 10 per run), BENCH_WARMUP (default 3), BENCH_CONCURRENCY (default 4), BENCH_REPEATS (default 1),
- * BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`), BENCH_FORMATS (msgpack,lp),
- * BENCH_CLIENT (wrk | fetch), BENCH_PROFILE (a directory: the svc server runs with --cpu-prof there).
+ * Each format gets a fresh server. (Over 400 lines: the load clients, the five kinds of target and the
+ * turn loop share the bodies and counters; split, they would pass most of them around.)
+ * Env: BENCH_TURNS (default 5), BENCH_SECONDS (default 4 per turn), BENCH_WARMUP (default 3, per target),
+ * BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`),
+ * BENCH_FORMATS (msgpack,lp), BENCH_CLIENT (wrk | fetch), BENCH_PROFILE (a directory: the svc server
+ * runs with --cpu-prof there).
  */
 import { Packr } from 'msgpackr';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,11 +32,12 @@ import { join } from 'node:path';
 import { decompress, parseLineProtocol, parseMsgpackWrite } from '../src/ingest/index.ts';
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Seconds of load per turn. */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 /** Seconds of load before the measured run, for svc and VictoriaMetrics alike (svc's JIT warms up, VictoriaMetrics registers its series). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const TURNS = Number(process.env.BENCH_TURNS ?? 5);
 const FORMATS = (process.env.BENCH_FORMATS ?? 'msgpack,lp').split(',');
 const WRK = process.env.BENCH_CLIENT === 'fetch' ? null : Bun.which('wrk');
 const VM = Bun.which('victoria-metrics') ?? (existsSync('/usr/bin/victoria-metrics') ? '/usr/bin/victoria-metrics' : null);
@@ -184,30 +188,42 @@ interface Format {
 const load = (f: Format, base: string, path: string, headers: Record<string, string>, seconds = SECONDS) =>
   WRK ? wrkLoad(WRK, `${base}${path}`, headers, f.dir, f.records, seconds) : fetchLoad(`${base}${path}`, headers, f.bodies, f.records, seconds);
 
-/** The warm-up load; returns the rows it had acknowledged. */
-async function warmUp(f: Format, base: string, path: string, headers: Record<string, string>): Promise<number> {
-  if (WARMUP <= 0) return 0;
-  return (await load(f, base, path, headers, WARMUP)).acked;
-}
-
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function referenceServer(kind: 'decode' | 'split') {
+/**
+ * A server loaded in turns: svc or a reference, started once per format and kept running, so every
+ * target sees the same moments of a shared machine. `settle` makes what a turn acknowledged durable
+ * (svc: its flush into Parquet; VictoriaMetrics: force_flush into parts) and its time counts toward
+ * the turn's "on disk" rate.
+ */
+interface Target {
+  name: string;
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  /** The server's process, for CPU and RSS (null: not ours to read). */
+  pid: number | null;
+  settle?: () => Promise<void>;
+  stop(): Promise<void>;
+  /** Per turn: rows acknowledged per second of load, and per second of load + settle. */
+  acked: number[];
+  settled: number[];
+  rows: number;
+  cpu: number;
+  rss: number;
+  errors: number;
+}
+
+const target = (t: Pick<Target, 'name' | 'url' | 'path' | 'headers' | 'pid' | 'settle' | 'stop'>): Target => ({ ...t, acked: [], settled: [], rows: 0, cpu: 0, rss: 0, errors: 0 });
+
+/** The decode-only or split-only reference: a Bun.serve in a child process. */
+async function bunReference(kind: 'decode' | 'split', f: Format): Promise<Target> {
   const child = Bun.spawn([process.execPath, import.meta.path, kind === 'decode' ? '--decode-only-server' : '--split-only-server'], { stdout: 'pipe', stderr: 'inherit' });
   const reader = child.stdout.getReader();
   let out = '';
   while (!/listening (\d+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value);
-  return { url: `http://127.0.0.1:${/listening (\d+)/.exec(out)![1]}`, stop: () => child.kill() };
-}
-
-async function referenceRate(kind: 'decode' | 'split', f: Format): Promise<number> {
-  const ref = await referenceServer(kind);
-  try {
-    const r = await load(f, ref.url, f.path, {});
-    return r.acked / r.seconds;
-  } finally {
-    ref.stop();
-  }
+  const url = `http://127.0.0.1:${/listening (\d+)/.exec(out)![1]}`;
+  return target({ name: `${kind}-only`, url, path: f.path, headers: {}, pid: child.pid, stop: async () => void (child.kill(), await child.exited) });
 }
 
 /**
@@ -242,18 +258,6 @@ async function peakRss<T>(pid: number, work: Promise<T>): Promise<[T, number]> {
   }
 }
 
-interface SvcRun {
-  acked: number;
-  onDisk: number;
-  drainSeconds: number;
-  errors: number;
-  /** Acknowledged rows not found by count(*). */
-  missing: number;
-  rss: number;
-  /** CPU seconds of the server (all threads) per million rows, from the load's start to the end of the final flush. */
-  cpuPerMillion: number;
-}
-
 async function countRows(url: string): Promise<number> {
   const res = await fetch(`${url}/api/v1/query`, {
     method: 'POST',
@@ -267,39 +271,31 @@ async function countRows(url: string): Promise<number> {
   return Number(n[1] ?? n[2]);
 }
 
-/** A fresh svc server under the load, then the final flush and the count back through SQL. */
-async function svcRun(f: Format): Promise<SvcRun> {
+/** A fresh svc server (under --cpu-prof with BENCH_PROFILE); a turn is settled by the flush route. */
+async function svcTarget(f: Format): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const exe = process.env.BENCH_EXECUTABLE;
   const prof = process.env.BENCH_PROFILE;
   if (prof) mkdirSync(prof, { recursive: true });
   const args = exe ? ['serve'] : prof ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')] : undefined;
   const server = await startServer({ dir, executable: exe ?? (prof ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
-  try {
-    const warm = await warmUp(f, server.url, f.path, { ...auth, ...f.headers });
-    // The warm-up's rows are flushed first, so the measured run pays for its own rows only.
-    await (await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth })).arrayBuffer();
-    const cpu0 = cpuSeconds(server.proc.pid);
-    const [svc, rss] = await peakRss(server.proc.pid, load(f, server.url, f.path, { ...auth, ...f.headers }));
-    const drainStart = performance.now();
-    const res = await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
-    await res.arrayBuffer();
-    const end = performance.now();
-    const cpu = cpuSeconds(server.proc.pid) - cpu0;
-    const rows = (await countRows(server.url)) - warm;
-    return {
-      acked: svc.acked / svc.seconds,
-      onDisk: rows / ((end - svc.started) / 1000),
-      drainSeconds: (end - drainStart) / 1000,
-      errors: svc.errors + (res.status === 200 ? 0 : 1),
-      missing: svc.acked - rows,
-      rss,
-      cpuPerMillion: cpu / (rows / 1e6),
-    };
-  } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const t: Target = target({
+    name: 'svc',
+    url: server.url,
+    path: f.path,
+    headers: { ...auth, ...f.headers },
+    pid: server.proc.pid,
+    settle: async () => {
+      const res = await fetch(`${server.url}/api/v1/write/line-protocol/flush`, { method: 'POST', headers: auth });
+      await res.arrayBuffer();
+      if (res.status !== 200) t.errors++;
+    },
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+  return t;
 }
 
 /** A free loopback port (bound and released). */
@@ -314,39 +310,33 @@ async function waitFor(url: string, status: number): Promise<void> {
   for (let i = 0; i < 400 && (await fetch(url).catch(() => null))?.status !== status; i++) await Bun.sleep(50);
 }
 
-/** A reference's acked rate and its CPU seconds per million rows (load plus its flush). */
-interface RefRun {
-  rate: number;
-  cpuPerMillion: number;
-}
-
 /**
  * VictoriaMetrics' InfluxDB `/write` on the same bodies; it answers 204 once lines are in its in-memory
- * buffers. Its CPU is counted until /internal/force_flush has put them into parts.
+ * buffers, and a turn is settled by /internal/force_flush, which puts them into parts.
  */
-async function victoriaRun(vm: string, f: Format): Promise<RefRun | null> {
+async function victoriaTarget(vm: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
   const port = freePort();
   const child = Bun.spawn([vm, `-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR', '-maxInsertRequestSize=1073741824'], { stdout: 'ignore', stderr: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(`${url}/health`, 200);
-    await warmUp(f, url, '/write?db=bench', {});
-    await fetch(`${url}/internal/force_flush`);
-    const cpu0 = cpuSeconds(child.pid);
-    const r = await load(f, url, '/write?db=bench', {});
-    await fetch(`${url}/internal/force_flush`);
-    const cpu = cpuSeconds(child.pid) - cpu0;
-    return r.errors > 0 ? null : { rate: r.acked / r.seconds, cpuPerMillion: cpu / (r.acked / 1e6) };
-  } finally {
-    child.kill('SIGTERM');
-    await child.exited;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await waitFor(`${url}/health`, 200);
+  return target({
+    name: 'VictoriaMetrics',
+    url,
+    path: '/write?db=bench',
+    headers: {},
+    pid: child.pid,
+    settle: async () => void (await (await fetch(`${url}/internal/force_flush`)).arrayBuffer()),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
 }
 
 /** InfluxDB 1.x on loopback: it answers 204 once a batch is in its WAL and cache. */
-async function influxRun(influxd: string, f: Format): Promise<number | null> {
+async function influxTarget(influxd: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-influx-'));
   const [http, rpc] = [freePort(), freePort()];
   const conf = join(dir, 'influxdb.conf');
@@ -357,36 +347,92 @@ async function influxRun(influxd: string, f: Format): Promise<number | null> {
   );
   const child = Bun.spawn([influxd, '-config', conf], { stdout: 'ignore', stderr: 'ignore' });
   const url = `http://127.0.0.1:${http}`;
-  try {
-    await waitFor(`${url}/ping`, 204);
-    await fetch(`${url}/query?q=${encodeURIComponent('CREATE DATABASE bench')}`, { method: 'POST' });
-    const r = await load(f, url, '/write?db=bench', {});
-    return r.errors > 0 ? null : r.acked / r.seconds;
-  } finally {
-    child.kill();
-    await child.exited;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await waitFor(`${url}/ping`, 204);
+  await fetch(`${url}/query?q=${encodeURIComponent('CREATE DATABASE bench')}`, { method: 'POST' });
+  return target({
+    name: 'InfluxDB 1.x',
+    url,
+    path: '/write?db=bench',
+    headers: {},
+    pid: child.pid,
+    stop: async () => {
+      child.kill();
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** One turn of load on `t`, then its settle; adds the turn's rates, rows, CPU and peak RSS to `t`. */
+async function turn(t: Target, f: Format, seconds = SECONDS): Promise<void> {
+  const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+  const work = load(f, t.url, t.path, t.headers, seconds);
+  const [r, rss] = t.pid ? await peakRss(t.pid, work) : [await work, 0];
+  await t.settle?.();
+  const end = performance.now();
+  t.acked.push(r.acked / r.seconds);
+  t.settled.push(r.acked / ((end - r.started) / 1000));
+  t.rows += r.acked;
+  t.errors += r.errors;
+  if (t.pid) t.cpu += cpuSeconds(t.pid) - cpu0;
+  t.rss = Math.max(t.rss, rss);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (r: number) => `${(r / 1e6).toFixed(2)}M`;
-const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
+const turnRatios = (a: number[], b: number[]) => a.map((x, i) => x / b[i]!);
+const ratioText = (rs: number[]) => `${median(rs).toFixed(2)}x (turns ${rs.map((r) => r.toFixed(2)).join(' ')})`;
 
-/** A reference that could not be driven is reported as failed, not fatal to the run. */
-const refused = (name: string) => (e: unknown) => {
-  console.log(`  ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
-  return null;
-};
+/** A reference that could not be started is reported, not fatal to the run. */
+async function started(name: string, start: () => Promise<Target>): Promise<Target | null> {
+  try {
+    return await start();
+  } catch (e) {
+    console.log(`  ${name} failed to start: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  }
+}
 
-interface Row {
-  svc: SvcRun;
-  refs: Record<string, number | null>;
+/** Every target of a format side by side: warm-up, TURNS alternating turns, the count back through SQL. */
+async function runFormat(f: Format): Promise<void> {
+  const refs: (Target | null)[] = [await started('decode-only', () => bunReference('decode', f))];
+  if (f.name === 'lp') {
+    refs.push(await started('split-only', () => bunReference('split', f)));
+    if (VM) refs.push(await started('VictoriaMetrics', () => victoriaTarget(VM)));
+    if (INFLUXD) refs.push(await started('InfluxDB', () => influxTarget(INFLUXD)));
+  }
+  const svc = await svcTarget(f);
+  const all = [svc, ...refs.filter((t): t is Target => t !== null)];
+  try {
+    // Warm-up (JIT, VictoriaMetrics' series registration), settled, so the turns pay for their own rows only.
+    for (const t of all) await turn(t, f, WARMUP);
+    const warm = svc.rows;
+    for (const t of all) Object.assign(t, { acked: [], settled: [], rows: 0, cpu: 0, rss: 0, errors: 0 });
+    for (let i = 0; i < TURNS; i++) for (const t of i % 2 === 0 ? all : [...all].reverse()) await turn(t, f);
+    const missing = svc.rows - ((await countRows(svc.url)) - warm);
+    console.log(`\n${f.name}: ${TURNS} alternating turns of ${SECONDS} s (order reversed every other turn), medians of the turns`);
+    console.log(`| target | acked | on disk (load + flush) | CPU s per M rows | peak RSS | svc / target, acked | svc / target, on disk |`);
+    console.log('|---|---:|---:|---:|---:|---|---|');
+    for (const t of all) {
+      const cpu = t.pid ? (t.cpu / (t.rows / 1e6)).toFixed(2) : '-';
+      const rss = t.pid ? `${(t.rss / 2 ** 20).toFixed(0)} MiB` : '-';
+      const vs = t === svc ? ['', ''] : [ratioText(turnRatios(svc.acked, t.acked)), ratioText(turnRatios(svc.settled, t.settled))];
+      console.log(`| ${t.name}${t.errors ? ` (errors ${t.errors})` : ''} | ${fmt(median(t.acked))} | ${t.settle ? fmt(median(t.settled)) : '-'} | ${cpu} | ${rss} | ${vs[0]} | ${vs[1]} |`);
+    }
+    if (missing > 0) console.log(`NOT COUNTED BACK: ${missing} acknowledged rows missing from count(*)`);
+    const vm = all.find((t) => t.name === 'VictoriaMetrics');
+    if (vm) {
+      const [ours, theirs] = [svc.cpu / (svc.rows / 1e6), vm.cpu / (vm.rows / 1e6)];
+      console.log(`CPU per million lines (server, every thread, turns + their flushes): VictoriaMetrics / svc = ${(theirs / ours).toFixed(2)}x (above 1: svc needs less CPU per line)`);
+    }
+  } finally {
+    for (const t of all) await t.stop();
+  }
 }
 
 async function main(): Promise<void> {
   console.log(
-    `ingest benchmark: ${SECONDS}s per run after ${WARMUP}s of warm-up (svc and VictoriaMetrics), ${CONCURRENCY} connections, ${REPEATS} repeat(s), ${navigator.hardwareConcurrency} cores, ` +
+    `ingest benchmark: ${TURNS} alternating turns of ${SECONDS}s per target after ${WARMUP}s of warm-up each, ${CONCURRENCY} connections, ${navigator.hardwareConcurrency} cores, ` +
       `client ${WRK ? `wrk (${WRK})` : 'fetch loops in this process (wrk not installed)'}${process.env.BENCH_EXECUTABLE ? `, ${process.env.BENCH_EXECUTABLE}` : ''}`,
   );
   if (!VM) console.log('VictoriaMetrics: not installed (victoria-metrics), no comparison in this run');
@@ -400,54 +446,12 @@ async function main(): Promise<void> {
     const bodies = Array.from({ length: BODIES }, (_, i) => lineBody(i));
     all.push({ name: 'lp', path: '/write?db=bench', headers: {}, bodies, dir: bodyDir(bodies), records: LP_LINES });
   }
-  const results = new Map<string, Row[]>();
-  const vmCpu = new Map<string, number[]>();
   try {
-    for (let r = 0; r < REPEATS; r++)
-      for (const f of all) {
-        const refs: Record<string, number | null> = { 'decode-only': await referenceRate('decode', f) };
-        const svc = await svcRun(f);
-        if (f.name === 'lp') {
-          refs['split-only'] = await referenceRate('split', f);
-          if (VM) {
-            const vm = await victoriaRun(VM, f).catch(refused('VictoriaMetrics'));
-            refs.VictoriaMetrics = vm?.rate ?? null;
-            vmCpu.set(f.name, [...(vmCpu.get(f.name) ?? []), vm?.cpuPerMillion ?? NaN]);
-          }
-          if (INFLUXD) refs['InfluxDB 1.x'] = await influxRun(INFLUXD, f).catch(refused('InfluxDB'));
-        }
-        results.set(f.name, [...(results.get(f.name) ?? []), { svc, refs }]);
-        const refText = Object.entries(refs).map(([k, v]) => `${k} ${v === null ? 'failed' : fmt(v)}`).join('  ');
-        console.log(
-          `  run ${r + 1} ${f.name.padEnd(7)} acked ${fmt(svc.acked)}  on-disk ${fmt(svc.onDisk)}  drain ${svc.drainSeconds.toFixed(2)}s  CPU ${svc.cpuPerMillion.toFixed(2)} s/M rows  peak RSS ${(svc.rss / 2 ** 20).toFixed(0)} MiB  | ${refText}` +
-            (svc.errors ? `  errors ${svc.errors}` : '') +
-            (svc.missing > 0 ? `  NOT COUNTED BACK ${svc.missing}` : ''),
-        );
-      }
+    for (const f of all) await runFormat(f);
   } finally {
     for (const f of all) rmSync(f.dir, { recursive: true, force: true });
   }
-  console.log('\nrecords/s (median of runs; svc rows counted back through SQL after the final flush)');
-  console.log('| path | svc acked | svc on-disk | peak RSS | reference (same run) | on-disk / reference |');
-  console.log('|---|---:|---:|---:|---|---:|');
-  for (const f of all) {
-    const rows = results.get(f.name)!;
-    const [a, d] = [median(rows.map((x) => x.svc.acked)), median(rows.map((x) => x.svc.onDisk))];
-    const rss = Math.max(...rows.map((x) => x.svc.rss));
-    for (const ref of Object.keys(rows[0]!.refs)) {
-      const vals = rows.map((x) => x.refs[ref]).filter((v): v is number => typeof v === 'number');
-      const v = vals.length ? median(vals) : undefined;
-      console.log(`| ${f.name} | ${fmt(a)} | ${fmt(d)} | ${(rss / 2 ** 20).toFixed(0)} MiB | ${ref} ${v === undefined ? 'failed' : fmt(v)} | ${ratio(d, v)} (acked ${ratio(a, v)}) |`);
-    }
-  }
-  const lp = results.get('lp');
-  const vmc = (vmCpu.get('lp') ?? []).filter(Number.isFinite);
-  if (lp && vmc.length) {
-    const ours = median(lp.map((x) => x.svc.cpuPerMillion));
-    const theirs = median(vmc);
-    console.log(`\nCPU per million lines (server, every thread, load + final flush; medians): svc ${ours.toFixed(2)} s, VictoriaMetrics ${theirs.toFixed(2)} s: VictoriaMetrics / svc = ${(theirs / ours).toFixed(2)}x (above 1: svc needs less CPU per line)`);
-  }
-  console.log('goals: lp on-disk >= 1.0x VictoriaMetrics; msgpack >= 0.75x decode-only; peak RSS <= 1.5 GB');
+  console.log('\ngoals: lp on disk >= 1.0x VictoriaMetrics; msgpack >= 0.75x decode-only; peak RSS <= 1.5 GB');
 }
 
 await main();

@@ -1,5 +1,8 @@
-/** Extracts the token from any accepted credential form: Bearer, Token, x-api-key, or `p=` where allowed. */
-export function extractToken(headers: Headers, url: URL, allowQueryParam: boolean): string | null {
+/**
+ * Extracts the token from any accepted credential form: Bearer, Token, x-api-key, or `p=` of `url`
+ * (the request URL, given only where that form is allowed; parsed only when no header carries a token).
+ */
+export function extractToken(headers: Headers, url: string | null): string | null {
   const authz = headers.get('authorization');
   if (authz) {
     const m = /^(Bearer|Token)\s+(.+)$/i.exec(authz.trim());
@@ -14,8 +17,8 @@ export function extractToken(headers: Headers, url: URL, allowQueryParam: boolea
   }
   const key = headers.get('x-api-key');
   if (key) return key.trim();
-  if (allowQueryParam) {
-    const p = url.searchParams.get('p');
+  if (url !== null) {
+    const p = new URL(url).searchParams.get('p');
     if (p) return p;
   }
   return null;

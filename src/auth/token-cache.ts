@@ -1,6 +1,8 @@
 /** A validated token held for `ttlMs`; a bounded LRU so a flood of bad tokens cannot grow memory. */
 export class TokenCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
+  /** The most recently used key: a hit on it needs no re-insertion (one client sends one token over and over). */
+  private newest: string | undefined;
   hits = 0;
   misses = 0;
   evictions = 0;
@@ -18,9 +20,12 @@ export class TokenCache<V> {
       this.misses++;
       return undefined;
     }
-    // Re-insert to mark as most recently used.
-    this.entries.delete(key);
-    this.entries.set(key, e);
+    if (key !== this.newest) {
+      // Re-insert to mark as most recently used.
+      this.entries.delete(key);
+      this.entries.set(key, e);
+      this.newest = key;
+    }
     this.hits++;
     return e.value;
   }
@@ -35,6 +40,7 @@ export class TokenCache<V> {
       this.evictions++;
     }
     this.entries.set(key, { value, expires: now + this.ttlMs });
+    this.newest = key;
   }
 
   /** Drops every entry whose value matches `pred` (a token revoked, rotated or deleted). */

@@ -65,4 +65,19 @@ describe('MetricsRegistry', () => {
     expect(r.counter('x', 'x')).toBe(r.counter('x', 'again'));
     expect(() => r.gauge('x', 'x')).toThrow(/different kinds/);
   });
+
+  test('a labeled series handle adds to the same series as inc and observe with those labels', () => {
+    const [a, b] = [new MetricsRegistry(), new MetricsRegistry()];
+    for (const r of [a, b]) r.counter('c_total', 'c').inc(1, { group: 'w' });
+    a.counter('c_total', 'c').inc(2, { group: 'w' });
+    a.counter('c_total', 'c').inc(1, { group: 'q' });
+    a.histogram('h_seconds', 'h', [0.1, 1]).observe(0.5, { group: 'w' });
+    const c = b.counter('c_total', 'c').labeled({ group: 'w' });
+    c.inc(2);
+    b.counter('c_total', 'c').labeled({ group: 'q' }).inc();
+    b.histogram('h_seconds', 'h', [0.1, 1]).labeled({ group: 'w' }).observe(0.5);
+    // A handle never used adds no series.
+    b.counter('c_total', 'c').labeled({ group: 'unused' });
+    expect(b.renderPrometheus()).toBe(a.renderPrometheus());
+  });
 });

@@ -30,7 +30,7 @@ export function authenticate(tokens: TokenService, enabled: boolean): Middleware
   return async (c, next) => {
     c.set('principal', null);
     if (!enabled || isPublicRoute(c.req.method, c.req.path)) return next();
-    const token = extractToken(c.req.raw.headers, new URL(c.req.url), QUERY_TOKEN_ROUTES.has(c.req.path));
+    const token = extractToken(c.req.raw.headers, QUERY_TOKEN_ROUTES.has(c.req.path) ? c.req.url : null);
     if (!token) throw unauthenticated('authentication required: send Authorization: Bearer <token>, Authorization: Token <token> or x-api-key');
     const principal = tokens.verify(token);
     if (!principal) throw unauthenticated('invalid or revoked token');

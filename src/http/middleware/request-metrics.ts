@@ -15,8 +15,25 @@ export function routeGroupOf(path: string): string {
   return m ? m[1]!.replace(/-/g, '_') : 'other';
 }
 
+/** A route group's series, built once per group rather than once per request. */
+interface GroupSeries {
+  requests: { inc(n?: number): void };
+  errors: { inc(n?: number): void };
+  latency: { observe(v: number): void };
+}
+
 /** Counts requests and errors and observes latency per route group; logs one line per request at debug. */
 export function requestMetrics(metrics: SvcMetrics, logger: Logger): MiddlewareHandler<AppEnv> {
+  const groups = new Map<string, GroupSeries>();
+  const seriesOf = (group: string): GroupSeries => {
+    let s = groups.get(group);
+    if (!s) {
+      const labels = { group };
+      s = { requests: metrics.httpRequests.labeled(labels), errors: metrics.httpErrors.labeled(labels), latency: metrics.httpLatency.labeled(labels) };
+      groups.set(group, s);
+    }
+    return s;
+  };
   return async (c, next) => {
     const start = performance.now();
     const group = routeGroupOf(c.req.path);
@@ -26,9 +43,10 @@ export function requestMetrics(metrics: SvcMetrics, logger: Logger): MiddlewareH
     } finally {
       const seconds = (performance.now() - start) / 1000;
       const status = c.res.status;
-      metrics.httpRequests.inc(1, { group });
-      if (status >= 400) metrics.httpErrors.inc(1, { group });
-      metrics.httpLatency.observe(seconds, { group });
+      const series = seriesOf(group);
+      series.requests.inc();
+      if (status >= 400) series.errors.inc();
+      series.latency.observe(seconds);
       if (logger.enabled('debug'))
         logger.debug('request', { method: c.req.method, path: c.req.path, group, status, duration_ms: Math.round(seconds * 1e4) / 10 });
     }

@@ -42,7 +42,7 @@ export function authRoutes(tokens: TokenService) {
   const app = new Hono<AppEnv>();
 
   app.get('/verify', (c) => {
-    const token = extractToken(c.req.raw.headers, new URL(c.req.url), false);
+    const token = extractToken(c.req.raw.headers, null);
     const p = token ? tokens.verify(token) : null;
     if (!p) return c.json({ valid: false, error: token ? 'invalid or revoked token' : 'no token presented' }, 401);
     return c.json({

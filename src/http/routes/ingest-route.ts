@@ -8,10 +8,10 @@ import type { BufferSet, WriteService } from '../../buffer/index.ts';
 import type { ColumnBatch, ParsePool, Precision } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
-import { readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
 import { database, type DatabaseRule } from '../middleware/database.ts';
+import { cachedQueryReader } from '../query-cache.ts';
 
 /** What the write routes need; `body` is the request-body middleware built once in main.ts. */
 export interface WriteRouteDeps {
@@ -59,10 +59,11 @@ export const precisionQuery = z
 
 /** Line protocol (`precision` query parameter), parsed by `pool`; bad lines are reported, good ones written. */
 export function lineProtocolFormat(pool: ParsePool): IngestFormat {
+  const readPrecision = cachedQueryReader(precisionQuery);
   return {
     records: 'points',
     async parse(body, c) {
-      const { precision } = readQuery(c, precisionQuery);
+      const { precision } = readPrecision(c);
       const parsed = await pool.parseLineProtocol(body, { precision, now: Date.now() * 1000 });
       return { batches: parsed.batches, rejected: parsed.rejected, firstError: parsed.errors[0] };
     },
