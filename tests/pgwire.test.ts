@@ -359,6 +359,20 @@ describe('pgwire protocol messages (a raw client, as pgx sends them)', () => {
       const row = (m: { body: Buffer }) => [m.body.subarray(6, 6 + m.body.readInt32BE(2)).toString(), m.body.readBigInt64BE(6 + m.body.readInt32BE(2) + 4)];
       expect([row(run[1]!), row(run[3]!)]).toEqual([['b', 4n], ['a', 5n]]);
       expect(run[4]!.body.toString()).toBe('SELECT 2\0');
+      // Describe does not run the statement: one that fails only when it runs (a cast of 'a' to an
+      // integer) is described, and fails at Execute.
+      raw.send('P', Buffer.concat([cstr('s2'), cstr('SELECT CAST(host AS INTEGER) AS h FROM cpu'), i16(0)]));
+      raw.send('D', Buffer.concat([Buffer.from('S'), cstr('s2')]));
+      raw.send('S', Buffer.alloc(0));
+      const onlyDescribed = await raw.until('Z');
+      expect(onlyDescribed.map((m) => m.type)).toEqual(['1', 't', 'T', 'Z']);
+      expect(onlyDescribed[2]!.body.readInt16BE(0)).toBe(1);
+      expect(onlyDescribed[2]!.body.subarray(2, 4).toString()).toBe('h\0');
+      raw.send('B', Buffer.concat([cstr(''), cstr('s2'), i16(0), i16(0), i16(0)]));
+      raw.send('E', Buffer.concat([cstr(''), i32(0)]));
+      raw.send('S', Buffer.alloc(0));
+      const failedRun = await raw.until('Z');
+      expect(failedRun.map((m) => m.type)).toContain('E');
       raw.close();
     } finally {
       await open.cleanup();

@@ -343,8 +343,9 @@ export class PgSession {
       for (let i = 0; i < count; i++) this.out.int32(st.paramOids[i] || OID.text);
       this.out.end();
       if (st.local && st.local.kind !== 'show') return void this.out.begin('n').end();
-      // The columns come from running the statement with every parameter NULL (no rows are sent).
-      st.described ??= (await this.resultOf(st, Array.from({ length: count }, (_, i) => ({ text: null, type: duckTypeOfParam(st.paramOids[i] ?? 0) })))).columns;
+      // The columns come from DuckDB's prepare of the statement with every parameter NULL: nothing runs
+      // (a client that describes before it binds, as pgx does, would otherwise run each query twice).
+      st.described ??= (await this.resultOf(st, Array.from({ length: count }, (_, i) => ({ text: null, type: duckTypeOfParam(st.paramOids[i] ?? 0) })), true)).columns;
       return this.rowDescription(st.described, [0]);
     }
     const portal = this.portals.get(name);
@@ -395,7 +396,7 @@ export class PgSession {
     for (const [k, v] of DEFAULT_SETTINGS) if (v) this.settings.set(k, v);
   }
 
-  private async resultOf(st: Statement, params: BoundParam[]): Promise<Result> {
+  private async resultOf(st: Statement, params: BoundParam[], describeOnly = false): Promise<Result> {
     if (st.local?.kind === 'show') {
       const value = st.local.name === 'all' ? null : (this.settings.get(st.local.name) ?? '');
       const rows = value === null ? [...this.settings].map(([k, v]) => [k, v]) : [[value]];
@@ -410,7 +411,7 @@ export class PgSession {
       const p = this.principal;
       const origin = { source: 'pgwire', format: 'pgwire', tokenId: p?.tokenId ?? null, tokenName: p?.name ?? null, isAdmin: p?.isAdmin ?? true, clientIp: this.deps.clientIp };
       const access = this.deps.authorizer.accessFor(p);
-      const out = await this.deps.queries.execute({ sql: st.sql, database: this.database, access, origin, signal: controller.signal, params, session: this.querySession() }, async (columns, next) => {
+      const out = await this.deps.queries.execute({ sql: st.sql, database: this.database, access, origin, signal: controller.signal, params, session: this.querySession(), describeOnly }, async (columns, next) => {
         const rows: unknown[][] = [];
         for (let chunk = await next(); chunk; chunk = await next()) {
           for (const row of chunk.node.getRows()) rows.push(row);
@@ -427,7 +428,7 @@ export class PgSession {
     } finally {
       this.running = null;
       // Audited as the same statement sent to POST /api/v1/query would be.
-      if (this.deps.audit?.wants('POST', status, '/api/v1/query')) this.audit('query.run', status, this.principal, started);
+      if (!describeOnly && this.deps.audit?.wants('POST', status, '/api/v1/query')) this.audit('query.run', status, this.principal, started);
     }
   }
 

@@ -78,6 +78,11 @@ export interface ExecuteOptions {
   params?: readonly BoundParam[];
   /** The wire-protocol session: session functions and `user` answer from it (see sql/session.ts). */
   session?: QuerySession | null;
+  /**
+   * Only the result's columns, from DuckDB's prepare of the final SQL: nothing runs and `consume` gets
+   * no chunk (the Postgres wire Describe of a statement, which must not run the query).
+   */
+  describeOnly?: boolean;
 }
 
 /** Runs one user SELECT on `conn` and hands its result, chunk by chunk, to `consume`. */
@@ -129,13 +134,24 @@ export async function executeSelect<R>(
     const maxRows = opts.maxRows ?? null;
     const finalSql = maxRows === null ? uncapped : `SELECT * FROM (${uncapped}) AS __svc_cap LIMIT ${maxRows}`;
     const t2 = performance.now();
+    const failed = (err: unknown) => {
+      throw engineError(err, names, source.root);
+    };
+    if (opts.describeOnly) {
+      const prepared = await conn.prepare(finalSql).catch(failed);
+      const n = prepared.columnCount;
+      const described = resultColumns(
+        Array.from({ length: n }, (_, i) => prepared.columnName(i)),
+        Array.from({ length: n }, (_, i) => prepared.columnType(i)),
+      );
+      const profile = (): QueryProfile => ({ parse_ms: round(t1 - t0), plan_ms: round(t2 - t1), execute_ms: 0, files: 0, buffered_rows: 0 });
+      const out = await consume(described, async () => null, profile, { rowsCapped: false });
+      return { result: out, columns: described, profile: profile(), rowsCapped: false };
+    }
     // Materialized, not streamed: a streamed result (conn.stream + fetchChunk) would let DuckDB's scan
     // overlap the encoding, but node-bindings returns null both at the end and when the query fails
     // mid-way (duckdb_result_error is not exposed), so a failing query would look like a shorter
     // result. Here every engine error, timeout and cancellation surfaces before the first row is read.
-    const failed = (err: unknown) => {
-      throw engineError(err, names, source.root);
-    };
     let columns: ResultColumn[] | null = null;
     let run = () => conn.run(finalSql);
     // Only SQL over files alone is remembered: buffered rows live in temp tables that change.

@@ -47,6 +47,8 @@ export interface QueryRequest {
   params?: ExecuteOptions['params'];
   /** The Postgres wire session the statement runs in. */
   session?: ExecuteOptions['session'];
+  /** Columns only, nothing run (the Postgres wire Describe). */
+  describeOnly?: boolean;
 }
 
 /** A finished query. */
