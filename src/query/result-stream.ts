@@ -52,8 +52,18 @@ const DISCONNECTED = 'query cancelled: the client disconnected';
 
 /** A result this small is sent whole (with its length) instead of streamed: a stream costs ~0.8 ms per response. */
 const STREAM_AFTER_BYTES = 256 << 10;
-/** Off: see `emit` (Bun's own readers keep dequeued parts by reference until the body ends). */
-const RECYCLE_STREAMED_PARTS = false;
+
+/** How the body will be read. */
+export interface StreamOptions {
+  /**
+   * The body goes straight to Bun's HTTP server, whose sink writes (or copies) each part before it
+   * dequeues the next: a streamed part's memory may then be reused once later bytes have left the queue.
+   * Any other reader must leave this off: Bun's own readers (`Response.json()`, `text()`, as the memory
+   * service's in-process fetch uses) take every queued part at once but read them later, and reused
+   * memory rewrote bytes they had not read yet (corrupt JSON from ~50k rows).
+   */
+  recycleSentParts?: boolean;
+}
 
 /**
  * Runs `req` and resolves with its body: the whole body when the result ends within STREAM_AFTER_BYTES,
@@ -63,6 +73,7 @@ export function streamQuery(
   queries: QueryService,
   req: QueryRequest,
   makeEncoder: (columns: ResultColumn[], emit: Emit) => StreamEncoder,
+  options: StreamOptions = {},
 ): Promise<QueryBody> {
   const started = performance.now();
   const gone = new AbortController();
@@ -103,11 +114,9 @@ export function streamQuery(
       if (controller) (controller.enqueue(p), (enqueued += p.byteLength));
       else (held.push(p), (heldBytes += p.byteLength));
     }
-    // Parts held for a whole body stay with it: their memory is never handed back. Nor are streamed
-    // parts, for now: a reader in this process (Response.json(), the memory service's in-process
-    // fetch) takes every queued part at once, so the queue looks drained, but reads the parts
-    // themselves later; reused memory rewrote bytes it had not read yet (corrupt JSON from ~50k rows).
-    if (sent && controller && RECYCLE_STREAMED_PARTS) waiting.push({ end: enqueued, sent });
+    // Parts held for a whole body stay with it: their memory is never handed back. Streamed parts are
+    // handed back only to a reader that is known to be done with them (see StreamOptions).
+    if (sent && controller && options.recycleSentParts) waiting.push({ end: enqueued, sent });
   };
   const signal = req.signal ? AbortSignal.any([req.signal, gone.signal]) : gone.signal;
   return new Promise((resolve, reject) => {

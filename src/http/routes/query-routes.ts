@@ -3,10 +3,10 @@
  * QueryService with the format's encoder, and stream the bytes. The client's disconnect (the request
  * signal, or the body cancelled mid-response) cancels the running statement.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
-import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryBody, type QueryService } from '../../query/index.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryBody, type QueryService, type StreamOptions } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -45,6 +45,15 @@ const sqlOf = (body: z.output<typeof queryBody>): string => {
 };
 
 /** A query result response; a result cut at max_rows_per_query says so in `x-svc-rows-capped`. */
+/**
+ * Bun.serve hands its server over as the env, so the body goes straight to its socket and streamed
+ * parts may be reused once sent; a request from this process (`app.fetch(req)`, the memory service's
+ * in-process calls) has no env and its reader keeps the parts (see StreamOptions).
+ */
+function bodyOptions(c: Context<AppEnv>): StreamOptions {
+  return { recycleSentParts: typeof (c.env as { upgrade?: unknown } | undefined)?.upgrade === 'function' };
+}
+
 function resultResponse(out: QueryBody, headers: Record<string, string>): Response {
   if (out.rowsCapped) headers['x-svc-rows-capped'] = 'true';
   return new Response(out.body, { headers });
@@ -71,14 +80,14 @@ export function queryRoutes(queries: QueryService) {
   app.post('/query', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'query', 'json') };
-    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c));
     return resultResponse(out, { 'content-type': 'application/json' });
   });
 
   app.post('/query/arrow', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW, origin: queryOrigin(c, 'query', 'arrow') };
-    const out = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit));
+    const out = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit), bodyOptions(c));
     return resultResponse(out, { 'content-type': 'application/vnd.apache.arrow.stream' });
   });
 
@@ -90,7 +99,7 @@ export function queryRoutes(queries: QueryService) {
     // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
     const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, origin: queryOrigin(c, 'query', 'msgpack') };
-    const out = await streamQuery(queries, req, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile));
+    const out = await streamQuery(queries, req, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile), bodyOptions(c));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';
     return resultResponse(out, headers);
@@ -114,7 +123,7 @@ export function queryRoutes(queries: QueryService) {
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${db}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
     const req = { sql, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'measurement', 'json') };
-    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit));
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c));
     return resultResponse(out, { 'content-type': 'application/json' });
   });
 
