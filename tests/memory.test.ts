@@ -97,6 +97,34 @@ describe('startup', () => {
     }
   });
 
+  // Forgotten ids travel to the time-series service as one JSON literal (memory-sql.ts idListSql):
+  // reads must leave out exactly them, also ids holding quotes and commas.
+  test('thousands of forgotten memories: list, stats, structured search and get leave out exactly them', async () => {
+    const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY } });
+    try {
+      const now = Date.now();
+      const idOf = (k: number) => (k === 1 ? "mem_o'dd,\"id" : `mem_many${k}`);
+      const rows = Array.from({ length: 3000 }, (_, k) => ({ memory_id: idOf(k), agent_id: 'many', timeMs: now - 3_600_000 + k, content: `walrus note ${k}`, tags: [k % 3 === 0 ? 'keep' : 'drop'] }));
+      const res = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+      expect(res.status).toBe(204);
+      const mem = { name: 'many', url: s.memoryUrl, seed: async () => {}, stop: async () => {} };
+      expect(await call(mem, 'POST', '/api/v1/memories/forget', { agent_id: 'many', tags: ['drop'] })).toMatchObject({ status: 200, body: { forgotten: 2000 } });
+      const kept = rows.filter((r) => r.tags[0] === 'keep').map((r) => r.memory_id).sort();
+      const ids = (b: { memories?: { memory_id: string }[]; results?: { memory_id: string }[] }) => (b.memories ?? b.results ?? []).map((m) => m.memory_id).sort();
+      for (const path of ['/api/v1/memories?agent_id=many&limit=1000', '/api/v1/memories?limit=1000']) {
+        const page = (await call(mem, 'GET', path)).body;
+        expect(page.has_more).toBe(false);
+        expect(ids(page)).toEqual(kept);
+      }
+      expect((await call(mem, 'GET', '/api/v1/agents/many/stats')).body).toMatchObject({ memory_count: 1000 });
+      expect(ids((await call(mem, 'POST', '/api/v1/search', { agent_id: 'many', limit: 1000 })).body)).toEqual(kept);
+      expect((await call(mem, 'GET', '/api/v1/memories/mem_many2')).status).toBe(404);
+      expect((await call(mem, 'GET', '/api/v1/memories/mem_many3')).status).toBe(200);
+    } finally {
+      await s.cleanup();
+    }
+  }, 60_000);
+
   // The in-process memory service reads large time-series results (here 60,000 rows, streamed in
   // several parts): every part must arrive intact, or forgetting picks the wrong memories.
   test('a large storage result read in process arrives intact: bulk forget of 60,000 memories', async () => {

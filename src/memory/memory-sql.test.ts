@@ -35,7 +35,7 @@ describe('memory SQL', () => {
     expect(w).toContain("contains(lower(content), lower('O''Brien'))");
     expect(w).toContain('importance >= 0.5');
     expect(w).toContain("time >= TIMESTAMP '2023-11-14 22:13:20.000000'");
-    expect(w).toContain("memory_id NOT IN ('mem_1')");
+    expect(w).toContain(`memory_id NOT IN (SELECT unnest(from_json('["mem_1"]', '["VARCHAR"]')))`);
   });
 
   test('select orders by time then id, pages with LIMIT/OFFSET', () => {

@@ -73,7 +73,7 @@ export function whereClause(f: MemoryFilter): string {
   if (f.sinceUs !== undefined) c.push(`time >= ${sqlTime(f.sinceUs)}`);
   if (f.untilUs !== undefined) c.push(`time <= ${sqlTime(f.untilUs)}`);
   if (f.dedupKeys?.length) c.push(`dedup_key IN (${sqlStringList(f.dedupKeys)})`);
-  if (f.excludeIds?.length) c.push(`memory_id NOT IN (${sqlStringList(f.excludeIds)})`);
+  if (f.excludeIds?.length) c.push(`memory_id NOT IN (${idListSql(f.excludeIds)})`);
   if (f.parentId !== undefined) c.push(`parent_id = ${sqlString(f.parentId)}`);
   for (const [key, value] of Object.entries(f.metadata ?? {})) {
     const path = sqlString(metadataPath(key));
@@ -83,6 +83,17 @@ export function whereClause(f: MemoryFilter): string {
   if (f.aliveAtUs !== undefined) c.push(`(coalesce(expires_at, 0) = 0 OR expires_at > ${sqlNumber(f.aliveAtUs)})`);
   if (f.latestOnly) c.push(latestOnlySql());
   return c.join(' AND ');
+}
+
+/**
+ * A subquery yielding `ids`, for the forgotten ids a read leaves out (there may be tens of thousands).
+ * They travel as one JSON string literal: a literal `IN ('a', 'b', ...)` list costs our parser, guard
+ * and rewrite one syntax-tree node per id and DuckDB a per-row scan of the list (60,000 ids: 10-16 s
+ * per read), while one literal is parsed once and the subquery runs as a hash anti-join (~0.2 s).
+ * JSON keeps every id exact, whatever characters it holds.
+ */
+export function idListSql(ids: readonly string[]): string {
+  return `SELECT unnest(from_json(${sqlString(JSON.stringify(ids))}, '["VARCHAR"]'))`;
 }
 
 /**
