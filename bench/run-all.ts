@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const BENCHES = ['lineprotocol-parse', 'msgpack-parse', 'parquet-writers', 'wal', 'ingest', 'query', 'result-throughput', 'import', 'mqtt', 'memory', 'rbac', 'prom', 'cluster', 'tiering'];
+const BENCHES = ['lineprotocol-parse', 'msgpack-parse', 'parquet-writers', 'wal', 'ingest', 'query', 'result-throughput', 'import', 'mqtt', 'memory', 'memory-forgotten', 'rbac', 'prom', 'cluster', 'tiering'];
 const only = process.argv.slice(2);
 
 for (const name of BENCHES) {
