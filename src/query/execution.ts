@@ -3,7 +3,7 @@
  * files + buffered rows in one tick -> (in a transaction when rows are buffered: load them into temp
  * tables) -> rewrite each reference into a subquery over its sources -> run -> encode -> roll back.
  */
-import { resultChunks, type DuckDBConnection, type ResultChunk, type ResultChunks } from '../duckdb/index.ts';
+import { resultChunks, type DuckDBConnection, type DuckDBPreparedStatement, type ResultChunk, type ResultChunks } from '../duckdb/index.ts';
 import { loadBatchesIntoTable } from '../parquet/index.ts';
 import { sameFlatSchema } from './file-schemas.ts';
 import { resultColumns, type ResultColumn } from './encode/result.ts';
@@ -138,12 +138,7 @@ export async function executeSelect<R>(
       throw engineError(err, names, source.root);
     };
     if (opts.describeOnly) {
-      const prepared = await conn.prepare(finalSql).catch(failed);
-      const n = prepared.columnCount;
-      const described = resultColumns(
-        Array.from({ length: n }, (_, i) => prepared.columnName(i)),
-        Array.from({ length: n }, (_, i) => prepared.columnType(i)),
-      );
+      const described = preparedColumns(await conn.prepare(finalSql).catch(failed));
       const profile = (): QueryProfile => ({ parse_ms: round(t1 - t0), plan_ms: round(t2 - t1), execute_ms: 0, files: 0, buffered_rows: 0 });
       const out = await consume(described, async () => null, profile, { rowsCapped: false });
       return { result: out, columns: described, profile: profile(), rowsCapped: false };
@@ -163,11 +158,7 @@ export async function executeSelect<R>(
     if (opts.render && !(known && known.rows <= SMALL_RESULT_ROWS)) {
       if (original === undefined) {
         const prepared = await conn.prepare(finalSql).catch(failed);
-        const n = prepared.columnCount;
-        original = resultColumns(
-          Array.from({ length: n }, (_, i) => prepared.columnName(i)),
-          Array.from({ length: n }, (_, i) => prepared.columnType(i)),
-        );
+        original = preparedColumns(prepared);
         run = () => prepared.run();
       }
       const rendered = opts.render(original);
@@ -211,6 +202,15 @@ export async function executeSelect<R>(
     if (inTransaction) await conn.run('ROLLBACK').catch(() => undefined);
     release();
   }
+}
+
+/** A prepared statement's result columns, known before it runs. */
+function preparedColumns(prepared: DuckDBPreparedStatement): ResultColumn[] {
+  const n = prepared.columnCount;
+  return resultColumns(
+    Array.from({ length: n }, (_, i) => prepared.columnName(i)),
+    Array.from({ length: n }, (_, i) => prepared.columnType(i)),
+  );
 }
 
 /** True when `sql` yields more than `n` rows (reads at most n + 1 of them). */

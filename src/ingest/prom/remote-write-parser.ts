@@ -43,7 +43,7 @@ export const truncated = () => invalid('cannot decode remote-write body: truncat
 const measurementName = (metric: string) => metric.replace(/:/g, '_');
 
 /** Growable Int32 scratch kept between requests (no allocation per request once warm). */
-function atLeast(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+export function atLeast(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
   if (a.length >= n) return a;
   let size = a.length;
   while (size < n) size *= 2;

@@ -18,7 +18,7 @@
 import { invalid } from '../../lib/errors.ts';
 import type { ColumnBatch } from '../column-batch.ts';
 import { BatchBuilder, KIND_FLOAT, KIND_STRING } from '../column-builder.ts';
-import { addRecord, beginRequest, finishRequest, isStaleMarker, Reader, SAMPLES_TAG, seriesGuessed, table, truncated, type RemoteWriteResult } from './remote-write-parser.ts';
+import { addRecord, atLeast, beginRequest, finishRequest, isStaleMarker, Reader, SAMPLES_TAG, seriesGuessed, table, truncated, type RemoteWriteResult } from './remote-write-parser.ts';
 import { uncompressSnappyScratch } from './snappy.ts';
 
 /** What a 2.0 request wrote: 1.0's result plus the counts its response headers report. */
@@ -37,16 +37,6 @@ const REFS_ONE_TAG = (1 << 3) | 0;
 const HISTOGRAM_TAG = (3 << 3) | 2;
 const EXEMPLAR_TAG = (4 << 3) | 2;
 const METADATA_TAG = (5 << 3) | 2;
-
-/** Growable Int32 scratch kept between requests. */
-function atLeast(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
-  if (a.length >= n) return a;
-  let size = a.length;
-  while (size < n) size *= 2;
-  const b = new Int32Array(size);
-  b.set(a);
-  return b;
-}
 
 /** Symbol i is the UTF-8 bytes [symStart[i], symEnd[i]) of the request. */
 let symStart = new Int32Array(4096);
