@@ -7,7 +7,7 @@
  * Prints median milliseconds of BENCH_ITERATIONS (default 3) runs and the reference ratio.
  */
 import { startServer } from '../tests/helpers/server.ts';
-import { call, MEMORY_ADMIN_KEY, seedPayload } from '../tests/memory-support.ts';
+import { call, MEMORY_ADMIN_KEY, seedMemories, type SeedRow } from '../tests/memory-support.ts';
 import { idListSql } from '../src/memory/memory-sql.ts';
 import { sqlStringList } from '../src/memory/sql.ts';
 
@@ -16,8 +16,8 @@ const ITER = Number(process.env.BENCH_ITERATIONS ?? 3);
 const BATCH = 20_000;
 
 const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY } });
-const seed = async (rows: Parameters<typeof seedPayload>[0]) => {
-  const res = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+const seed = async (rows: SeedRow[]) => {
+  const res = await seedMemories(s, rows);
   if (res.status !== 204) throw new Error(`seed failed: ${res.status} ${await res.text()}`);
 };
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -17,7 +17,7 @@ import { rmSync } from 'node:fs';
 import { startServer } from '../tests/helpers/server.ts';
 import { selectMemoriesSql } from '../src/memory/memory-sql.ts';
 import { parseTimeInput } from '../src/memory/time-input.ts';
-import { seedPayload, type SeedRow } from '../tests/memory-support.ts';
+import { seedMemories, type SeedRow } from '../tests/memory-support.ts';
 
 const TOTAL = Number(process.env.BENCH_MEMORIES ?? 1_000_000);
 const ITER = Number(process.env.BENCH_ITERATIONS ?? 200);
@@ -89,11 +89,7 @@ try {
   const now = Date.now();
   const t0 = performance.now();
   for (let start = 0; start < TOTAL; start += BATCH) {
-    const res = await server.fetch('/api/v1/write/msgpack', {
-      method: 'POST',
-      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
-      body: seedPayload(corpusBatch(start, Math.min(BATCH, TOTAL - start), now).map((r, k) => (start + k === 0 ? { ...r, content: `${r.content} ${RARE}` } : r))),
-    });
+    const res = await seedMemories(server, corpusBatch(start, Math.min(BATCH, TOTAL - start), now).map((r, k) => (start + k === 0 ? { ...r, content: `${r.content} ${RARE}` } : r)));
     if (res.status !== 204) throw new Error(`load failed: ${res.status} ${await res.text()}`);
   }
   const loadSec = (performance.now() - t0) / 1000;
@@ -102,7 +98,7 @@ try {
     const { session_id } = (await (await api('POST', '/api/v1/sessions', { agent_id: `agent-${s}` })).json()) as { session_id: string };
     sessions.push(session_id);
     const rows = corpusBatch(TOTAL + s * 50, 50, now).map((r, k) => ({ ...r, memory_id: `mem_s${s}_${k}`, session_id, timeMs: now - (50 - k) * 60_000 }));
-    await server.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+    await seedMemories(server, rows);
   }
 
   // The corpus bypassed the index: restart, and time the catch-up (the first query search waits for it).

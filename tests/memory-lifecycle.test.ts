@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { MemoryApiError, MemoryClient } from '../src/memory/client/memory-client.ts';
-import { MEMORY_ADMIN_KEY, seedPayload, uid } from './memory-support.ts';
+import { MEMORY_ADMIN_KEY, seedMemories, uid } from './memory-support.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 // A candidate pool far smaller than the haystack below: search must not be a newest-N window.
@@ -220,11 +220,7 @@ describe('forget and purge', () => {
     expect(await failure(client.getMemory(inSession.memory_id))).toMatchObject({ status: 404 });
     // `before` takes a time input ('2d': two days ago): only memories older than that go.
     const old = uid('old');
-    const res = await server.fetch('/api/v1/write/msgpack', {
-      method: 'POST',
-      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
-      body: seedPayload([{ memory_id: old, agent_id: agent, timeMs: Date.now() - 3 * 86_400_000, content: 'an old note' }]),
-    });
+    const res = await seedMemories(server, [{ memory_id: old, agent_id: agent, timeMs: Date.now() - 3 * 86_400_000, content: 'an old note' }]);
     expect(res.status).toBe(204);
     expect((await client.listMemories({ agent_id: agent })).count).toBe(2);
     expect(await client.forget({ agent_id: agent, before: '2d' })).toEqual({ forgotten: 1, purged: false });
@@ -236,11 +232,7 @@ describe('index catch-up', () => {
   test('memories written to storage behind the index are searchable after a restart; tombstones of memories gone from storage are dropped', async () => {
     const agent = uid('behind');
     const id = uid('seeded');
-    const res = await server.fetch('/api/v1/write/msgpack', {
-      method: 'POST',
-      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
-      body: seedPayload([{ memory_id: id, agent_id: agent, timeMs: Date.now() - 400 * 86_400_000, content: 'an ancient wombat sighting' }]),
-    });
+    const res = await seedMemories(server, [{ memory_id: id, agent_id: agent, timeMs: Date.now() - 400 * 86_400_000, content: 'an ancient wombat sighting' }]);
     expect(res.status).toBe(204);
     expect((await client.search({ agent_id: agent, query: 'wombat' })).count).toBe(0);
     // A forgotten memory whose rows then leave storage another way (as retention would remove them):

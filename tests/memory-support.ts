@@ -62,15 +62,20 @@ export function seedPayload(rows: SeedRow[], legacy = false): Uint8Array {
   ]);
 }
 
+/** Writes memory rows straight into the time-series store (behind the memory service), as `seedPayload` lays them out. */
+export function seedMemories(server: TestServer, rows: SeedRow[], legacy = false): Promise<Response> {
+  return server.fetch('/api/v1/write/msgpack', {
+    method: 'POST',
+    headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
+    body: seedPayload(rows, legacy),
+  });
+}
+
 const memoryEnv = { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY, SVC_MEMORY_DEDUP_WINDOW: `${DEDUP_WINDOW_MS / 1000}s` };
 
 function seeder(ts: TestServer) {
   return async (rows: SeedRow[]) => {
-    const res = await ts.fetch('/api/v1/write/msgpack', {
-      method: 'POST',
-      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
-      body: seedPayload(rows),
-    });
+    const res = await seedMemories(ts, rows);
     if (res.status !== 204) throw new Error(`seed write failed: ${res.status} ${await res.text()}`);
   };
 }

@@ -8,7 +8,7 @@ import { agentsSuite } from './memory-suite-agents.ts';
 import { authSuite } from './memory-suite-auth.ts';
 import { memoriesSuite } from './memory-suite-memories.ts';
 import { searchSuite } from './memory-suite-search.ts';
-import { call, MEMORY_ADMIN_KEY, seedPayload, serverTarget, type MemoryTarget } from './memory-support.ts';
+import { call, MEMORY_ADMIN_KEY, seedMemories, serverTarget, type MemoryTarget } from './memory-support.ts';
 import { ADMIN_TOKEN, startServer } from './helpers/server.ts';
 
 let target: MemoryTarget;
@@ -57,11 +57,7 @@ describe('startup', () => {
 
   test('memories stored before versions existed (old layout) are listed, searched and patched after an upgrade', async () => {
     const old = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY, SVC_MEMORY_ENABLED: 'false' }, keepDir: true });
-    const res = await old.fetch('/api/v1/write/msgpack', {
-      method: 'POST',
-      headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' },
-      body: seedPayload([{ memory_id: 'mem_legacy1', agent_id: 'old', timeMs: Date.now() - 3_600_000, content: 'a legacy armadillo note' }], true),
-    });
+    const res = await seedMemories(old, [{ memory_id: 'mem_legacy1', agent_id: 'old', timeMs: Date.now() - 3_600_000, content: 'a legacy armadillo note' }], true);
     expect(res.status).toBe(204);
     await old.stop();
     const s = await startServer({ env: { SVC_MEMORY_BOOTSTRAP_KEY: MEMORY_ADMIN_KEY }, dir: old.dir });
@@ -105,7 +101,7 @@ describe('startup', () => {
       const now = Date.now();
       const idOf = (k: number) => (k === 1 ? "mem_o'dd,\"id" : `mem_many${k}`);
       const rows = Array.from({ length: 3000 }, (_, k) => ({ memory_id: idOf(k), agent_id: 'many', timeMs: now - 3_600_000 + k, content: `walrus note ${k}`, tags: [k % 3 === 0 ? 'keep' : 'drop'] }));
-      const res = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+      const res = await seedMemories(s, rows);
       expect(res.status).toBe(204);
       const mem = { name: 'many', url: s.memoryUrl, seed: async () => {}, stop: async () => {} };
       expect(await call(mem, 'POST', '/api/v1/memories/forget', { agent_id: 'many', tags: ['drop'] })).toMatchObject({ status: 200, body: { forgotten: 2000 } });
@@ -133,7 +129,7 @@ describe('startup', () => {
       const now = Date.now();
       for (let start = 0; start < 60_000; start += 20_000) {
         const rows = Array.from({ length: 20_000 }, (_, k) => ({ memory_id: `mem_big${start + k}`, agent_id: 'bulk-big', timeMs: now - 3_600_000 + start + k, content: `note ${start + k}` }));
-        const res = await s.fetch('/api/v1/write/msgpack', { method: 'POST', headers: { 'content-type': 'application/msgpack', 'x-svc-database': 'agent_memory' }, body: seedPayload(rows) });
+        const res = await seedMemories(s, rows);
         expect(res.status).toBe(204);
       }
       const mem = { name: 'big', url: s.memoryUrl, seed: async () => {}, stop: async () => {} };

@@ -46,6 +46,15 @@ class Writer {
 
 const enc = new TextEncoder();
 
+/** A Sample message (the same in 1.0 and 2.0): value, then the timestamp in ms. */
+function sampleMessage(value: number | 'stale', ms: number): Uint8Array {
+  const sm = new Writer();
+  sm.double(1, value);
+  sm.tag(2, 0);
+  sm.varint(ms);
+  return sm.done();
+}
+
 /** The uncompressed protobuf of a WriteRequest. */
 export function encodeWriteRequest(series: Series[]): Uint8Array {
   const req = new Writer();
@@ -57,13 +66,7 @@ export function encodeWriteRequest(series: Series[]): Uint8Array {
       l.bytes(2, enc.encode(value));
       ts.raw(1, l.done());
     }
-    for (const [value, ms] of s.samples) {
-      const sm = new Writer();
-      sm.double(1, value);
-      sm.tag(2, 0);
-      sm.varint(ms);
-      ts.raw(2, sm.done());
-    }
+    for (const [value, ms] of s.samples) ts.raw(2, sampleMessage(value, ms));
     req.raw(1, ts.done());
   }
   return req.done();
@@ -118,13 +121,7 @@ export function encodeRequestV2(series: SeriesV2[], layout: V2Layout = {}): Uint
       for (const r of refs) packed.varint(r);
       ts.raw(1, packed.done());
     }
-    for (const [value, ms] of s.samples) {
-      const sm = new Writer();
-      sm.double(1, value);
-      sm.tag(2, 0);
-      sm.varint(ms);
-      ts.raw(2, sm.done());
-    }
+    for (const [value, ms] of s.samples) ts.raw(2, sampleMessage(value, ms));
     for (const h of s.histograms ?? []) {
       const hw = new Writer();
       if (h.float) hw.double(2, h.count);
