@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { setBounded } from '../lib/bounded-map.ts';
 import { invalid } from '../lib/errors.ts';
 import { describeZodError } from './errors.ts';
 
@@ -38,10 +39,7 @@ export function cachedQueryReader<S extends z.ZodType>(schema: S, size = QUERY_C
     let outcome = seen.get(raw);
     if (outcome === undefined) {
       outcome = parse(c);
-      if (!HOLDS_SECRET.test(raw)) {
-        if (seen.size >= size) seen.delete(seen.keys().next().value!);
-        seen.set(raw, outcome);
-      }
+      if (!HOLDS_SECRET.test(raw)) setBounded(seen, raw, outcome, size);
     }
     if (!outcome.ok) throw invalid(outcome.message);
     return outcome.value;
