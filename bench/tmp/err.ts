@@ -1,0 +1,14 @@
+import { startS3rver, S3RVER_KEY } from '../../tests/helpers/s3rver.ts';
+const s3 = await startS3rver(['b']);
+const show = async (label: string, f: () => Promise<unknown>) => { try { console.log(label, 'ok', await f()); } catch (e: any) { console.log(label, { name: e.name, code: e.code, message: e.message, errno: e.errno, keys: Object.keys(e), status: e.status }); } };
+const mk = (o: any) => new Bun.S3Client({ bucket: 'b', region: 'us-east-1', endpoint: s3.endpoint, accessKeyId: S3RVER_KEY.accessKey, secretAccessKey: S3RVER_KEY.secretKey, ...o });
+await show('ok', () => mk({}).write('a/b.seg', new Uint8Array(10), { type: 'application/octet-stream', storageClass: 'STANDARD' }));
+await show('vhost', () => mk({ virtualHostedStyle: false }).write('a/c.seg', new Uint8Array(10)));
+await show('nobucket', () => mk({ bucket: 'nope' }).write('a/b.seg', new Uint8Array(10)));
+await show('badkey', () => mk({ secretAccessKey: 'x' })).then(() => show('badid', () => mk({ accessKeyId: 'nobody' }).write('a/b.seg', new Uint8Array(10))));
+await show('badkey2', () => mk({ secretAccessKey: 'x' }).write('a/b.seg', new Uint8Array(10)));
+await show('refused', () => mk({ endpoint: 'http://127.0.0.1:1' }).write('a/b.seg', new Uint8Array(10)));
+await show('delete', () => mk({}).delete('a/b.seg'));
+await show('delete missing', () => mk({}).delete('a/zz.seg'));
+await show('exists', () => mk({}).exists('a/b.seg'));
+await s3.close();
