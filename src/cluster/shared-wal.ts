@@ -87,12 +87,15 @@ export class SharedWal {
   private seq = 0;
   private readonly boot = crypto.randomUUID().slice(0, 8);
   private term = 0;
-  private readonly timer: ReturnType<typeof setInterval>;
+  /** Writes the next group waits for: those of the last cycle (its group and what queued behind it). */
+  private expect = 1;
+  /** When the oldest queued write arrived, or the last commit ended if later (performance.now()). */
+  private oldest = 0;
+  private linger: ReturnType<typeof setTimeout> | null = null;
   private collectTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
-    this.timer = setInterval(() => this.commit(), opts.groupCommitMs);
   }
 
   /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
@@ -101,13 +104,14 @@ export class SharedWal {
     const frame = encodeEntry(database, batch);
     // A failure is the group's: its commit awaits the frame and refuses every write of the group.
     frame.catch(() => {});
+    if (this.pending.length === 0) this.oldest = performance.now();
     const ticket = new Promise<SharedTicket>((resolve, reject) => this.pending.push({ frame, resolve, reject }));
     // Writes of one task (a request's batches, concurrent requests) join the same group.
     if (this.committing.size < MAX_COMMITS && !this.kick) {
       this.kick = true;
       queueMicrotask(() => {
         this.kick = false;
-        this.commit();
+        this.maybeCommit();
       });
     }
     return ticket;
@@ -131,14 +135,35 @@ export class SharedWal {
     }
   }
 
+  /**
+   * Commits the queue once it holds as many writes as the last cycle had (the writers released by the
+   * last commit come back: committing without them would split steady writers into two half-size
+   * cohorts, each paying a whole PUT and transaction), or `groupCommitMs` after its oldest write
+   * arrived or the commit slot freed, whichever is later, so a writer that went away delays the next
+   * group by at most that.
+   */
+  private maybeCommit(): void {
+    if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
+    const waited = performance.now() - this.oldest;
+    if (this.pending.length >= this.expect || waited >= this.opts.groupCommitMs) return this.commit();
+    this.linger ??= setTimeout(() => {
+      this.linger = null;
+      this.maybeCommit();
+    }, this.opts.groupCommitMs - waited);
+  }
+
   private commit(): void {
     if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = null;
     const group = this.pending;
     this.pending = [];
     const running: Promise<void> = this.commitGroup(group).finally(() => {
       this.committing.delete(running);
-      // What arrived during this commit goes next, without waiting for the timer.
-      this.commit();
+      this.expect = group.length + this.pending.length;
+      this.oldest = performance.now();
+      // What arrived during this commit goes next, once the writers this one released are back.
+      this.maybeCommit();
     });
     this.committing.add(running);
   }
@@ -252,7 +277,7 @@ export class SharedWal {
 
   /** Stops the timers; queued writes are refused. */
   close(): void {
-    clearInterval(this.timer);
+    if (this.linger) clearTimeout(this.linger);
     if (this.collectTimer) clearInterval(this.collectTimer);
     for (const w of this.pending) w.reject(notPrimary('this node is stopping; the write was not stored: retry'));
     this.pending = [];
