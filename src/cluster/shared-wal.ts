@@ -48,6 +48,8 @@ export interface SharedWalOptions {
  * CPU per write in svc, the object store and etcd, and lower throughput than one commit at a time).
  */
 const MAX_COMMITS = 1;
+/** Collection ticks without a flush between two passes that only refresh the pending gauge. */
+const IDLE_COLLECT_EVERY = 10;
 /** etcd refuses transactions of more than 128 operations by default. */
 const MAX_OPS = 100;
 
@@ -93,6 +95,8 @@ export class SharedWal {
   private oldest = 0;
   private linger: ReturnType<typeof setTimeout> | null = null;
   private collectTimer: ReturnType<typeof setInterval> | null = null;
+  /** A flush covered entries (or this node took over) since the last collection. */
+  private collectDue = true;
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
@@ -214,6 +218,7 @@ export class SharedWal {
   /** The put that records `tickets` as flushed, for the transaction that registers their files. */
   coverageOps(tickets: readonly unknown[]): Op[] {
     const put = coveredPut(this.keys, tickets);
+    if (put) this.collectDue = true;
     return put ? [{ put }] : [];
   }
 
@@ -223,6 +228,7 @@ export class SharedWal {
    */
   async replay(apply: (database: string, batches: ColumnBatch[], ticket: SharedTicket) => void): Promise<number> {
     this.term++;
+    this.collectDue = true;
     const state = await readSharedWal(this.opts.client, this.keys);
     let replayed = 0;
     for (const { id, record } of state.segments) {
@@ -250,8 +256,17 @@ export class SharedWal {
 
   /** Starts deleting fully covered segments (and their covered keys and objects) while `isPrimary()`. */
   startCollecting(isPrimary: () => boolean): void {
+    let idle = 0;
     this.collectTimer = setInterval(() => {
-      if (isPrimary()) void this.collect().catch((err) => this.opts.log.warn('cannot collect shared WAL segments; retried', { error: messageOf(err) }));
+      // Segments become collectable only when a flush covers them: between flushes a pass (two
+      // reads of every pending key) would find nothing, so it runs then only to refresh the gauge.
+      if (!isPrimary() || (!this.collectDue && ++idle < IDLE_COLLECT_EVERY)) return;
+      idle = 0;
+      this.collectDue = false;
+      void this.collect().catch((err) => {
+        this.collectDue = true;
+        this.opts.log.warn('cannot collect shared WAL segments; retried', { error: messageOf(err) });
+      });
     }, this.opts.collectMs ?? 1000);
   }
 
