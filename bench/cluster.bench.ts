@@ -12,6 +12,8 @@
  * cluster's writer runs with --cpu-prof there). Needs etcd (Debian etcd-server) on PATH.
  * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
  * etcd members) during the ingest turns is printed per million lines, for both set-ups.
+ * BENCH_BASELINE (the root of another checkout, e.g. main's worktree): a second cluster (own bucket and
+ * etcd prefix) runs that checkout's code and takes its own ingest turns, for a before/after in one run.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,7 @@ const LINES = 5000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 const PROFILE = process.env.BENCH_PROFILE;
+const BASELINE = process.env.BENCH_BASELINE;
 
 /** CPU seconds (user + system, every thread) a process has used so far. */
 function cpuSeconds(pid: number): number {
@@ -101,10 +104,10 @@ async function latency(s: TestServer, sql: string): Promise<number> {
 
 const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SELECT host, avg(usage_user) FROM bench.cpu GROUP BY host' };
 
-const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'fo'])]);
+const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'fo'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
-const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
+const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
@@ -116,7 +119,15 @@ try {
     startServer({ env: cl('w', 'writer'), ...profiled() }),
     startServer({ env: cl('r', 'reader') }),
   ]);
+  const old = BASELINE
+    ? await Promise.all(
+        (['w', 'r'] as const).map((id) =>
+          startServer({ env: { ...cl(`old${id}`, id === 'w' ? 'writer' : 'reader'), ...s3.env('clusold'), SVC_CLUSTER_NAME: 'old' }, executable: process.execPath, args: [join(BASELINE, 'src', 'main.ts')] }),
+        ),
+      )
+    : null;
   await Bun.sleep(1500); // the writer wins its election
+  const baselineRates: number[] = [];
   const soloRates: number[] = [];
   const soloWalRates: number[] = [];
   const clusterRates: number[] = [];
@@ -125,6 +136,11 @@ try {
     soloRates.push((await ingest(solo)).rate);
     soloWalRates.push(await metered(cpuUse.soloWal, { svc: [soloWal.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(soloWal)));
     clusterRates.push(await metered(cpuUse.cluster, { svc: [writer.proc.pid, reader.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(writer)));
+    if (old) baselineRates.push(await metered(cpuUse.baseline, { svc: old.map((o) => o.proc.pid), s3rver: s3.pid, etcd: etcdPids }, () => ingest(old[0]!)));
+  }
+  if (old) {
+    results['ingest (lines/s), cluster on the baseline code'] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(baselineRates) };
+    await Promise.all(old.map((o) => o.cleanup()));
   }
   for (const s of [solo, soloWal, writer]) await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
@@ -155,7 +171,7 @@ for (const [k, v] of Object.entries(results)) {
 }
 console.log('\n| CPU seconds per million lines ingested | svc | of which the writer | s3rver | etcd (3 members) | total |');
 console.log('|---|---:|---:|---:|---:|---:|');
-for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster]] as const) {
+for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster], ...(BASELINE ? [['cluster on the baseline code', cpuUse.baseline] as const] : [])] as const) {
   const per = (x: number) => ((x / u.lines) * 1e6).toFixed(2);
   console.log(`| ${k} | ${per(u.svc)} | ${per(u.first)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
 }
