@@ -70,6 +70,15 @@ async function metered(use: CpuUse, pids: { svc: number[]; s3rver: number; etcd:
   return rate;
 }
 
+const WAL_METRICS = ['commits', 'entries', 'bytes', 'put_seconds', 'commit_seconds'] as const;
+type WalMetrics = Record<(typeof WAL_METRICS)[number], number>;
+/** The writer's shared WAL counters now. */
+async function walMetrics(s: TestServer): Promise<WalMetrics> {
+  const text = await (await s.fetch('/metrics')).text();
+  const read = (k: string) => Number(new RegExp(`^svc_wal_shared_${k}_total(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return Object.fromEntries(WAL_METRICS.map((k) => [k, read(k)])) as WalMetrics;
+}
+
 async function ingest(s: TestServer): Promise<{ rate: number; lines: number }> {
   const bodies = Array.from({ length: 16 }, (_, i) => body(i));
   let lines = 0;
@@ -109,6 +118,7 @@ const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
 const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
+const walUse: WalMetrics = { commits: 0, entries: 0, bytes: 0, put_seconds: 0, commit_seconds: 0 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
   // Both set-ups run side by side and take turns, so drift in the machine's load hits both alike.
@@ -135,7 +145,10 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     soloRates.push((await ingest(solo)).rate);
     soloWalRates.push(await metered(cpuUse.soloWal, { svc: [soloWal.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(soloWal)));
+    const w0 = await walMetrics(writer);
     clusterRates.push(await metered(cpuUse.cluster, { svc: [writer.proc.pid, reader.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(writer)));
+    const w1 = await walMetrics(writer);
+    for (const k of WAL_METRICS) walUse[k] += w1[k] - w0[k];
     if (old) baselineRates.push(await metered(cpuUse.baseline, { svc: old.map((o) => o.proc.pid), s3rver: s3.pid, etcd: etcdPids }, () => ingest(old[0]!)));
   }
   if (old) {
@@ -174,6 +187,10 @@ console.log('|---|---:|---:|---:|---:|---:|');
 for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster], ...(BASELINE ? [['cluster on the baseline code', cpuUse.baseline] as const] : [])] as const) {
   const per = (x: number) => ((x / u.lines) * 1e6).toFixed(2);
   console.log(`| ${k} | ${per(u.svc)} | ${per(u.first)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
+}
+if (walUse.commits > 0) {
+  const per = (x: number) => x / walUse.commits;
+  console.log(`\nshared WAL on the cluster's writer during its turns: ${walUse.commits} commits, ${per(walUse.entries).toFixed(2)} writes per group, ${(per(walUse.bytes) / 1024).toFixed(1)} KiB per segment, PUT ${(per(walUse.put_seconds) * 1000).toFixed(1)} ms, commit (frames, PUT, fenced txn) ${(per(walUse.commit_seconds) * 1000).toFixed(1)} ms`);
 }
 if (outages.length > 0) {
   const sorted = [...outages].sort((a, b) => a - b);

@@ -39,6 +39,8 @@ export interface SharedWalOptions {
   onFenced(reason: string): void;
   /** Segments not yet fully covered, after each collection. */
   onPending?(segments: number): void;
+  /** A group was committed: its writes, segment bytes, PUT time, and time from the start of the commit to its registration. */
+  onCommit?(c: { entries: number; bytes: number; putMs: number; totalMs: number }): void;
   log: Log;
 }
 
@@ -68,17 +70,6 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
-const TRACE = process.env.SVC_TRACE_SHARED_WAL ? { commits: 0, writes: 0, bytes: 0, frameWait: 0, join: 0, put: 0, txn: 0, txn2: 0, hist: new Array(10).fill(0) as number[], appends: 0 } : null;
-if (TRACE) {
-  let last = { ...TRACE, hist: [...TRACE.hist] };
-  setInterval(() => {
-    const d = (k: 'commits' | 'writes' | 'bytes' | 'frameWait' | 'join' | 'put' | 'txn2' | 'appends') => TRACE[k] - last[k];
-    const c = d('commits');
-    if (c > 0) require('node:fs').appendFileSync(process.env.SVC_TRACE_SHARED_WAL!, `TRACE shared-wal commits=${c} appends=${d('appends')} writes/group=${(d('writes') / c).toFixed(2)} KiB/seg=${(d('bytes') / c / 1024).toFixed(0)} frameWait=${(d('frameWait') / c).toFixed(2)}ms join=${(d('join') / c).toFixed(2)}ms put=${(d('put') / c).toFixed(2)}ms total=${(d('txn2') / c).toFixed(2)}ms hist=${TRACE.hist.map((h, i) => h - last.hist[i]!).join(',')}\n`);
-    last = { ...TRACE, hist: [...TRACE.hist] };
-  }, 2000).unref();
-}
-
 /** See the file comment. */
 export class SharedWal {
   readonly keys: SharedWalKeys;
@@ -104,7 +95,6 @@ export class SharedWal {
 
   /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
   append(database: string, batch: ColumnBatch): Promise<SharedTicket> {
-    if (TRACE) TRACE.appends++;
     const frame = encodeEntry(database, batch);
     // A failure is the group's: its commit awaits the frame and refuses every write of the group.
     frame.catch(() => {});
@@ -177,17 +167,13 @@ export class SharedWal {
     const id = `${this.opts.nodeId}-${this.boot}-${++this.seq}`;
     const object = `_cluster/${this.opts.clusterName}/wal/${id}.seg`;
     let put = false;
-    const T = TRACE;
-    const t0 = performance.now();
+    const started = performance.now();
     try {
       const fence = this.opts.fence();
-      const frames = await Promise.all(group.map((w) => w.frame));
-      const t1 = performance.now();
-      const seg = encodeSegment(frames);
-      const t2 = performance.now();
-      await this.opts.store.put(object, seg);
-      const t3 = performance.now();
-      if (T) { T.commits++; T.writes += group.length; T.bytes += seg.length; T.frameWait += t1 - t0; T.join += t2 - t1; T.put += t3 - t2; }
+      const segment = encodeSegment(await Promise.all(group.map((w) => w.frame)));
+      const putStarted = performance.now();
+      await this.opts.store.put(object, segment);
+      const putMs = performance.now() - putStarted;
       put = true;
       const key = this.keys.segment(id);
       const value = JSON.stringify({ object, entries: group.length, node: this.opts.nodeId, created_at: new Date().toISOString() });
@@ -205,9 +191,8 @@ export class SharedWal {
         this.opts.onFenced('a shared WAL registration was fenced: another node holds the writer election');
         throw notPrimary('this node is no longer the primary writer; the write was not stored: retry (it goes to the new primary)');
       }
-      const t4 = performance.now();
+      this.opts.onCommit?.({ entries: group.length, bytes: segment.length, putMs, totalMs: performance.now() - started });
       group.forEach((w, i) => w.resolve(new SharedTicket(id, i, term)));
-      if (T) { T.txn2 += t4 - t0; T.hist[Math.min(group.length, 9)]++; }
     } catch (err) {
       const refusal = err instanceof AppError ? err : new AppError('unavailable', `cannot commit the shared WAL: ${messageOf(err)}; the write was not acknowledged, retry`, { headers: { 'Retry-After': '1' } });
       for (const w of group) w.reject(refusal);
