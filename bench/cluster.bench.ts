@@ -9,7 +9,7 @@
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
  * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
  * turns; BENCH_KILLS (default 10; 0 skips the failover part); BENCH_PROFILE (a directory: the
- * cluster's writer runs with --cpu-prof there). Needs etcd (Debian etcd-server) on PATH.
+ * cluster's writer and the standalone server with its WAL run with --cpu-prof there; the pids are printed). Needs etcd (Debian etcd-server) on PATH.
  * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
  * etcd members) during the ingest turns is printed per million lines, for both set-ups.
  * BENCH_BASELINE (the root of another checkout, e.g. main's worktree): a second cluster (own bucket and
@@ -125,7 +125,7 @@ try {
   const cl = (id: string, role: string) => ({ ...s3.env('clus'), ...common, SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_NODE_ID: id, SVC_CLUSTER_ROLE: role, SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(',') });
   const [solo, soloWal, writer, reader] = await Promise.all([
     startServer({ env: { ...s3.env('solo'), ...common } }),
-    startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' } }),
+    startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' }, ...profiled() }),
     startServer({ env: cl('w', 'writer'), ...profiled() }),
     startServer({ env: cl('r', 'reader') }),
   ]);
@@ -136,6 +136,7 @@ try {
         ),
       )
     : null;
+  if (PROFILE) console.log(`profiles in ${PROFILE}: cluster writer pid ${writer.proc.pid}, standalone with its WAL pid ${soloWal.proc.pid}`);
   await Bun.sleep(1500); // the writer wins its election
   const baselineRates: number[] = [];
   const soloRates: number[] = [];
