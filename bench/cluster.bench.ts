@@ -9,9 +9,11 @@
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
  * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
  * turns; BENCH_KILLS (default 10; 0 skips the failover part); BENCH_PROFILE (a directory: the
- * cluster's writer runs with --cpu-prof there). Needs etcd (Debian etcd-server) on PATH.
+ * cluster's writer and the standalone server with its WAL run with --cpu-prof there; the pids are printed). Needs etcd (Debian etcd-server) on PATH.
  * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
  * etcd members) during the ingest turns is printed per million lines, for both set-ups.
+ * BENCH_BASELINE (the root of another checkout, e.g. main's worktree): a second cluster (own bucket and
+ * etcd prefix) runs that checkout's code and takes its own ingest turns, for a before/after in one run.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,7 @@ const LINES = 5000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 const PROFILE = process.env.BENCH_PROFILE;
+const BASELINE = process.env.BENCH_BASELINE;
 
 /** CPU seconds (user + system, every thread) a process has used so far. */
 function cpuSeconds(pid: number): number {
@@ -39,6 +42,8 @@ function cpuSeconds(pid: number): number {
 /** CPU seconds per process group spent in ingest turns, and the lines those turns wrote. */
 interface CpuUse {
   svc: number;
+  /** Of `svc`, the first process's share (the writer in the cluster). */
+  first: number;
   s3rver: number;
   etcd: number;
   lines: number;
@@ -55,13 +60,23 @@ function body(batch: number): string {
 /** Runs `turn` and adds the CPU time each process group used meanwhile to `use`. */
 async function metered(use: CpuUse, pids: { svc: number[]; s3rver: number; etcd: number[] }, turn: () => Promise<{ rate: number; lines: number }>): Promise<number> {
   const sum = (ps: number[]) => ps.reduce((a, p) => a + cpuSeconds(p), 0);
-  const before = { svc: sum(pids.svc), s3rver: cpuSeconds(pids.s3rver), etcd: sum(pids.etcd) };
+  const before = { svc: sum(pids.svc), first: cpuSeconds(pids.svc[0]!), s3rver: cpuSeconds(pids.s3rver), etcd: sum(pids.etcd) };
   const { rate, lines } = await turn();
   use.svc += sum(pids.svc) - before.svc;
+  use.first += cpuSeconds(pids.svc[0]!) - before.first;
   use.s3rver += cpuSeconds(pids.s3rver) - before.s3rver;
   use.etcd += sum(pids.etcd) - before.etcd;
   use.lines += lines;
   return rate;
+}
+
+const WAL_METRICS = ['commits', 'entries', 'bytes', 'put_seconds', 'commit_seconds'] as const;
+type WalMetrics = Record<(typeof WAL_METRICS)[number], number>;
+/** The writer's shared WAL counters now. */
+async function walMetrics(s: TestServer): Promise<WalMetrics> {
+  const text = await (await s.fetch('/metrics')).text();
+  const read = (k: string) => Number(new RegExp(`^svc_wal_shared_${k}_total(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return Object.fromEntries(WAL_METRICS.map((k) => [k, read(k)])) as WalMetrics;
 }
 
 async function ingest(s: TestServer): Promise<{ rate: number; lines: number }> {
@@ -98,22 +113,32 @@ async function latency(s: TestServer, sql: string): Promise<number> {
 
 const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SELECT host, avg(usage_user) FROM bench.cpu GROUP BY host' };
 
-const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'fo'])]);
+const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'fo'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
-const cpuUse = { soloWal: { svc: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, s3rver: 0, etcd: 0, lines: 0 } };
+const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
+const walUse: WalMetrics = { commits: 0, entries: 0, bytes: 0, put_seconds: 0, commit_seconds: 0 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
   // Both set-ups run side by side and take turns, so drift in the machine's load hits both alike.
   const cl = (id: string, role: string) => ({ ...s3.env('clus'), ...common, SVC_CLUSTER_ENABLED: 'true', SVC_CLUSTER_NODE_ID: id, SVC_CLUSTER_ROLE: role, SVC_CLUSTER_ETCD_ENDPOINTS: etcd.endpoints.join(',') });
   const [solo, soloWal, writer, reader] = await Promise.all([
     startServer({ env: { ...s3.env('solo'), ...common } }),
-    startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' } }),
+    startServer({ env: { ...s3.env('solowal'), ...common, SVC_WAL_ENABLED: 'true' }, ...profiled() }),
     startServer({ env: cl('w', 'writer'), ...profiled() }),
     startServer({ env: cl('r', 'reader') }),
   ]);
+  const old = BASELINE
+    ? await Promise.all(
+        (['w', 'r'] as const).map((id) =>
+          startServer({ env: { ...cl(`old${id}`, id === 'w' ? 'writer' : 'reader'), ...s3.env('clusold'), SVC_CLUSTER_NAME: 'old' }, executable: process.execPath, args: [join(BASELINE, 'src', 'main.ts')] }),
+        ),
+      )
+    : null;
+  if (PROFILE) console.log(`profiles in ${PROFILE}: cluster writer pid ${writer.proc.pid}, standalone with its WAL pid ${soloWal.proc.pid}`);
   await Bun.sleep(1500); // the writer wins its election
+  const baselineRates: number[] = [];
   const soloRates: number[] = [];
   const soloWalRates: number[] = [];
   const clusterRates: number[] = [];
@@ -121,7 +146,15 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     soloRates.push((await ingest(solo)).rate);
     soloWalRates.push(await metered(cpuUse.soloWal, { svc: [soloWal.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(soloWal)));
+    const w0 = await walMetrics(writer);
     clusterRates.push(await metered(cpuUse.cluster, { svc: [writer.proc.pid, reader.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(writer)));
+    const w1 = await walMetrics(writer);
+    for (const k of WAL_METRICS) walUse[k] += w1[k] - w0[k];
+    if (old) baselineRates.push(await metered(cpuUse.baseline, { svc: old.map((o) => o.proc.pid), s3rver: s3.pid, etcd: etcdPids }, () => ingest(old[0]!)));
+  }
+  if (old) {
+    results['ingest (lines/s), cluster on the baseline code'] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(baselineRates) };
+    await Promise.all(old.map((o) => o.cleanup()));
   }
   for (const s of [solo, soloWal, writer]) await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
@@ -150,11 +183,15 @@ for (const [k, v] of Object.entries(results)) {
   console.log(`| ${k} | ${fmt(v.solo)} | ${fmt(v.cluster)} | ${(v.cluster / v.solo).toFixed(3)} | ${k.startsWith('ingest') ? '' : `${(v.cluster - v.solo).toFixed(2)} ms`} |`);
   if (v.soloWal !== undefined) console.log(`| ${k}, standalone with its local WAL on | ${fmt(v.soloWal)} | ${fmt(v.cluster)} | ${(v.cluster / v.soloWal).toFixed(3)} | |`);
 }
-console.log('\n| CPU seconds per million lines ingested | svc | s3rver | etcd (3 members) | total |');
-console.log('|---|---:|---:|---:|---:|');
-for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster]] as const) {
+console.log('\n| CPU seconds per million lines ingested | svc | of which the writer | s3rver | etcd (3 members) | total |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster], ...(BASELINE ? [['cluster on the baseline code', cpuUse.baseline] as const] : [])] as const) {
   const per = (x: number) => ((x / u.lines) * 1e6).toFixed(2);
-  console.log(`| ${k} | ${per(u.svc)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
+  console.log(`| ${k} | ${per(u.svc)} | ${per(u.first)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
+}
+if (walUse.commits > 0) {
+  const per = (x: number) => x / walUse.commits;
+  console.log(`\nshared WAL on the cluster's writer during its turns: ${walUse.commits} commits, ${per(walUse.entries).toFixed(2)} writes per group, ${(per(walUse.bytes) / 1024).toFixed(1)} KiB per segment, PUT ${(per(walUse.put_seconds) * 1000).toFixed(1)} ms, commit (frames, PUT, fenced txn) ${(per(walUse.commit_seconds) * 1000).toFixed(1)} ms`);
 }
 if (outages.length > 0) {
   const sorted = [...outages].sort((a, b) => a - b);

@@ -211,6 +211,13 @@ async function composeServices(
           fence: () => cluster.commitFence()!,
           onFenced: (reason) => cluster.stepDown(reason),
           onPending: (n) => metrics.walSharedSegmentsPending.set(n),
+          onCommit: (c) => {
+            metrics.walSharedCommits.inc();
+            metrics.walSharedEntries.inc(c.entries);
+            metrics.walSharedBytes.inc(c.bytes);
+            metrics.walSharedPutSeconds.inc(c.putMs / 1000);
+            metrics.walSharedCommitSeconds.inc(c.totalMs / 1000);
+          },
           log: logger.child({ component: 'shared-wal' }),
         })
       : null;

@@ -4,7 +4,7 @@
  * unreachable for a whole failover_timeout, or a pause longer than that) the node steps down at
  * once and joins again with a new lease, behind any node that took over meanwhile.
  */
-import { Candidacy, readLeader } from './etcd/election.ts';
+import { Candidacy, leaderOf, readLeader } from './etcd/election.ts';
 import { EtcdClient, EtcdError, type Compare, type Op } from './etcd/etcd-client.ts';
 import { LeaseKeeper } from './etcd/lease-keeper.ts';
 import { Membership } from './membership.ts';
@@ -222,9 +222,9 @@ export class ClusterNode {
   private async beat(): Promise<void> {
     if (this.stopped) return;
     try {
-      await this.membership.heartbeat(this.ready ? 'healthy' : undefined);
+      const { nodes, reads } = await this.membership.heartbeatAndRead(this.ready ? 'healthy' : undefined, [`${this.electionPrefix('writer')}/`, `${this.electionPrefix('compactor')}/`]);
       this.lastContact = Date.now();
-      await this.refreshView();
+      this.view = { nodes, writer: leaderOf(reads[0] ?? [])?.value ?? null, compactor: leaderOf(reads[1] ?? [])?.value ?? null };
     } catch (err) {
       this.log.warn('cluster heartbeat failed', { error: (err as Error).message });
     }

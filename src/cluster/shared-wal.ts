@@ -39,6 +39,8 @@ export interface SharedWalOptions {
   onFenced(reason: string): void;
   /** Segments not yet fully covered, after each collection. */
   onPending?(segments: number): void;
+  /** A group was committed: its writes, segment bytes, PUT time, and time from the start of the commit to its registration. */
+  onCommit?(c: { entries: number; bytes: number; putMs: number; totalMs: number }): void;
   log: Log;
 }
 
@@ -48,6 +50,8 @@ export interface SharedWalOptions {
  * CPU per write in svc, the object store and etcd, and lower throughput than one commit at a time).
  */
 const MAX_COMMITS = 1;
+/** Collection ticks without a flush between two passes that only refresh the pending gauge. */
+const IDLE_COLLECT_EVERY = 10;
 /** etcd refuses transactions of more than 128 operations by default. */
 const MAX_OPS = 100;
 
@@ -76,12 +80,17 @@ export class SharedWal {
   private seq = 0;
   private readonly boot = crypto.randomUUID().slice(0, 8);
   private term = 0;
-  private readonly timer: ReturnType<typeof setInterval>;
+  /** Writes the next group waits for: those of the last cycle (its group and what queued behind it). */
+  private expect = 1;
+  /** When the oldest queued write arrived, or the last commit ended if later (performance.now()). */
+  private oldest = 0;
+  private linger: ReturnType<typeof setTimeout> | null = null;
   private collectTimer: ReturnType<typeof setInterval> | null = null;
+  /** A flush covered entries (or this node took over) since the last collection. */
+  private collectDue = true;
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
-    this.timer = setInterval(() => this.commit(), opts.groupCommitMs);
   }
 
   /** Queues one batch; resolves with its ticket once its segment is registered (then the write may be acknowledged). */
@@ -89,13 +98,14 @@ export class SharedWal {
     const frame = encodeEntry(database, batch);
     // A failure is the group's: its commit awaits the frame and refuses every write of the group.
     frame.catch(() => {});
+    if (this.pending.length === 0) this.oldest = performance.now();
     const ticket = new Promise<SharedTicket>((resolve, reject) => this.pending.push({ frame, resolve, reject }));
     // Writes of one task (a request's batches, concurrent requests) join the same group.
     if (this.committing.size < MAX_COMMITS && !this.kick) {
       this.kick = true;
       queueMicrotask(() => {
         this.kick = false;
-        this.commit();
+        this.maybeCommit();
       });
     }
     return ticket;
@@ -119,14 +129,35 @@ export class SharedWal {
     }
   }
 
+  /**
+   * Commits the queue once it holds as many writes as the last cycle had (the writers released by the
+   * last commit come back: committing without them would split steady writers into two half-size
+   * cohorts, each paying a whole PUT and transaction), or `groupCommitMs` after its oldest write
+   * arrived or the commit slot freed, whichever is later, so a writer that went away delays the next
+   * group by at most that.
+   */
+  private maybeCommit(): void {
+    if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
+    const waited = performance.now() - this.oldest;
+    if (this.pending.length >= this.expect || waited >= this.opts.groupCommitMs) return this.commit();
+    this.linger ??= setTimeout(() => {
+      this.linger = null;
+      this.maybeCommit();
+    }, this.opts.groupCommitMs - waited);
+  }
+
   private commit(): void {
     if (this.committing.size >= MAX_COMMITS || this.pending.length === 0) return;
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = null;
     const group = this.pending;
     this.pending = [];
     const running: Promise<void> = this.commitGroup(group).finally(() => {
       this.committing.delete(running);
-      // What arrived during this commit goes next, without waiting for the timer.
-      this.commit();
+      this.expect = group.length + this.pending.length;
+      this.oldest = performance.now();
+      // What arrived during this commit goes next, once the writers this one released are back.
+      this.maybeCommit();
     });
     this.committing.add(running);
   }
@@ -136,9 +167,13 @@ export class SharedWal {
     const id = `${this.opts.nodeId}-${this.boot}-${++this.seq}`;
     const object = `_cluster/${this.opts.clusterName}/wal/${id}.seg`;
     let put = false;
+    const started = performance.now();
     try {
       const fence = this.opts.fence();
-      await this.opts.store.put(object, encodeSegment(await Promise.all(group.map((w) => w.frame))));
+      const segment = encodeSegment(await Promise.all(group.map((w) => w.frame)));
+      const putStarted = performance.now();
+      await this.opts.store.put(object, segment);
+      const putMs = performance.now() - putStarted;
       put = true;
       const key = this.keys.segment(id);
       const value = JSON.stringify({ object, entries: group.length, node: this.opts.nodeId, created_at: new Date().toISOString() });
@@ -156,6 +191,7 @@ export class SharedWal {
         this.opts.onFenced('a shared WAL registration was fenced: another node holds the writer election');
         throw notPrimary('this node is no longer the primary writer; the write was not stored: retry (it goes to the new primary)');
       }
+      this.opts.onCommit?.({ entries: group.length, bytes: segment.length, putMs, totalMs: performance.now() - started });
       group.forEach((w, i) => w.resolve(new SharedTicket(id, i, term)));
     } catch (err) {
       const refusal = err instanceof AppError ? err : new AppError('unavailable', `cannot commit the shared WAL: ${messageOf(err)}; the write was not acknowledged, retry`, { headers: { 'Retry-After': '1' } });
@@ -167,6 +203,7 @@ export class SharedWal {
   /** The put that records `tickets` as flushed, for the transaction that registers their files. */
   coverageOps(tickets: readonly unknown[]): Op[] {
     const put = coveredPut(this.keys, tickets);
+    if (put) this.collectDue = true;
     return put ? [{ put }] : [];
   }
 
@@ -176,6 +213,7 @@ export class SharedWal {
    */
   async replay(apply: (database: string, batches: ColumnBatch[], ticket: SharedTicket) => void): Promise<number> {
     this.term++;
+    this.collectDue = true;
     const state = await readSharedWal(this.opts.client, this.keys);
     let replayed = 0;
     for (const { id, record } of state.segments) {
@@ -203,8 +241,17 @@ export class SharedWal {
 
   /** Starts deleting fully covered segments (and their covered keys and objects) while `isPrimary()`. */
   startCollecting(isPrimary: () => boolean): void {
+    let idle = 0;
     this.collectTimer = setInterval(() => {
-      if (isPrimary()) void this.collect().catch((err) => this.opts.log.warn('cannot collect shared WAL segments; retried', { error: messageOf(err) }));
+      // Segments become collectable only when a flush covers them: between flushes a pass (two
+      // reads of every pending key) would find nothing, so it runs then only to refresh the gauge.
+      if (!isPrimary() || (!this.collectDue && ++idle < IDLE_COLLECT_EVERY)) return;
+      idle = 0;
+      this.collectDue = false;
+      void this.collect().catch((err) => {
+        this.collectDue = true;
+        this.opts.log.warn('cannot collect shared WAL segments; retried', { error: messageOf(err) });
+      });
     }, this.opts.collectMs ?? 1000);
   }
 
@@ -230,7 +277,7 @@ export class SharedWal {
 
   /** Stops the timers; queued writes are refused. */
   close(): void {
-    clearInterval(this.timer);
+    if (this.linger) clearTimeout(this.linger);
     if (this.collectTimer) clearInterval(this.collectTimer);
     for (const w of this.pending) w.reject(notPrimary('this node is stopping; the write was not stored: retry'));
     this.pending = [];

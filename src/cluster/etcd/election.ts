@@ -20,12 +20,16 @@ export interface Leader {
 
 /** Reads the leader of the election under `prefix`, or null when nobody campaigns. */
 export async function readLeader(client: EtcdClient, prefix: string): Promise<Leader | null> {
-  const { kvs } = await client.getPrefix(`${prefix}/`);
+  return leaderOf((await client.getPrefix(`${prefix}/`)).kvs);
+}
+
+/** The leader among the candidate keys of one election (every key under its prefix), or null. */
+export function leaderOf(kvs: readonly KeyValue[]): Leader | null {
   const first = lowest(kvs);
   return first ? { key: first.key, value: first.value, revision: first.create_revision } : null;
 }
 
-function lowest(kvs: KeyValue[]): KeyValue | null {
+function lowest(kvs: readonly KeyValue[]): KeyValue | null {
   let best: KeyValue | null = null;
   for (const kv of kvs) if (!best || kv.create_revision < best.create_revision) best = kv;
   return best;

@@ -15,7 +15,7 @@ export const clusterSection = z.object({
   failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor loses its lease without resigning (false: the role stays empty until that node is back or an admin calls DELETE /api/v1/cluster/elections/<writer|compactor>/holder; a graceful stop still hands over)'),
   failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
   failover_cooldown: duration('60s', 'An active writer or compactor elected less than this long ago that lost its lease but campaigns again keeps the role (the next node lets it lead); one that is gone is replaced at once, whatever the cooldown'),
-  wal_group_commit: duration('50ms', "The longest a write waits before the primary writer commits it to the shared WAL (one segment in the bucket, registered in etcd) and acknowledges it; a group is committed at once when a commit slot is free"),
+  wal_group_commit: duration('50ms', "How long a group of writes waits for more before the primary writer commits it to the shared WAL (one segment in the bucket, registered in etcd) and acknowledges it, counted from its first write or the end of the previous commit; a group that holds as many writes as the last one is committed at once"),
   file_grace_period: duration('5m', 'How long a replaced data file stays in the bucket, so queries already running on other nodes still read it'),
   manifest_snapshot_interval: duration('5m', 'How often the active compactor writes a snapshot of the file manifest to the bucket, so joining nodes replay only later changes (0: never)'),
   query_gate_on_catchup: bool(false, 'A reader answers queries 503 until its manifest has caught up with etcd'),

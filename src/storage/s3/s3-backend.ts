@@ -23,6 +23,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { notFound } from '../../lib/errors.ts';
 import { storageError, type PutCondition, type RemoteBackend, type RemoteObject } from '../cache/remote-backend.ts';
+import { NativePut } from './native-put.ts';
 import { isMissingObject, s3Error, s3Status } from './s3-errors.ts';
 
 /** How to reach one bucket. Empty keys mean the SDK's default credential chain (env, profile, instance role). */
@@ -53,6 +54,8 @@ export class S3Backend implements RemoteBackend {
   private readonly bucket: string;
   private readonly partSize: number;
   private readonly storageClass: StorageClass | undefined;
+  /** Bun's native client for one-request PUTs, with explicit keys (see native-put.ts for why). */
+  private readonly native: NativePut | null;
 
   constructor(opts: S3Options) {
     this.bucket = opts.bucket;
@@ -70,12 +73,21 @@ export class S3Backend implements RemoteBackend {
       ...(opts.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED' as const, responseChecksumValidation: 'WHEN_REQUIRED' as const } : {}),
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
     });
+    this.native = opts.accessKey
+      ? new NativePut({ bucket: opts.bucket, region: opts.region, endpoint: opts.endpoint, pathStyle: opts.pathStyle ?? false, accessKey: opts.accessKey, secretKey: opts.secretKey ?? '', maxAttempts: opts.maxAttempts ?? 5, storageClass: this.storageClass })
+      : null;
   }
 
   async upload(key: string, source: Uint8Array | { file: string }): Promise<RemoteObject> {
     // Bytes that fit one part go in one plain PUT: lib-storage's Upload machinery cost more CPU than
     // the request itself for the small objects put before a write is acknowledged (shared WAL segments).
     if (source instanceof Uint8Array && source.byteLength <= this.partSize) {
+      if (this.native) {
+        // Bun's client does not report the ETag; no caller of a bytes upload uses it (the read cache
+        // only adopts uploaded files).
+        await this.native.put(key, source);
+        return { key, bytes: source.byteLength, modifiedMs: Date.now(), etag: '' };
+      }
       try {
         const out = await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source, StorageClass: this.storageClass }));
         return { key, bytes: source.byteLength, modifiedMs: Date.now(), etag: out.ETag ?? '' };

@@ -45,7 +45,8 @@ export function isMissingObject(err: unknown): boolean {
   return code === 'NoSuchKey' || code === 'NotFound' || (code !== 'NoSuchBucket' && s3Status(err) === 404);
 }
 
-function credentialProblem(code: string, status: number | undefined): CredentialProblem {
+/** Whether a failure with this code and status means the credentials were refused or are missing. */
+export function credentialProblem(code: string, status: number | undefined): CredentialProblem {
   if (code === 'CredentialsProviderError') return 'missing';
   return REFUSED.has(code) || status === 403 ? 'expired' : null;
 }
