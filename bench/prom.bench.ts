@@ -17,7 +17,7 @@
  * Env: BENCH_SECONDS (default 10, per server), BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (a built
  * svc executable, or a wrapper that adds --cpu-prof).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remoteWriteBody, remoteWriteBodyV2, type Series, V2_HEADERS } from '../tests/helpers/prom-write.ts';
@@ -94,6 +94,8 @@ interface Target {
   turns: number[];
   /** Samples per CPU-second of the server process, each turn. */
   perCpu: number[];
+  /** CPU seconds of the main thread and of the other threads over all turns. */
+  threads: { main: number; other: number };
   acked: number;
   loadSeconds: number;
 }
@@ -103,6 +105,24 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of a process' main thread (the event loop: HTTP, parsing, buffering) and of all its other threads (flush workers, GC, JIT). */
+function threadSeconds(pid: number): { main: number; other: number } {
+  const out = { main: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    if (Number(tid) === pid) out.main += seconds;
+    else out.other += seconds;
+  }
+  return out;
 }
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
@@ -126,6 +146,7 @@ const target = (name: string, url: string, headers: Record<string, string>, bodi
   pid,
   turns: [],
   perCpu: [],
+  threads: { main: 0, other: 0 },
   acked: 0,
   loadSeconds: 0,
 });
@@ -162,9 +183,13 @@ try {
   for (let t = 0; t < TURNS; t++) {
     for (const target of [...targets.slice(t % targets.length), ...targets.slice(0, t % targets.length)]) {
       const cpu0 = cpuSeconds(target.pid);
+      const threads0 = threadSeconds(target.pid);
       const started = performance.now();
       const sent = await load(target.url, target.headers, target.bodies, turnSeconds);
       const seconds = (performance.now() - started) / 1000;
+      const threads1 = threadSeconds(target.pid);
+      target.threads.main += threads1.main - threads0.main;
+      target.threads.other += threads1.other - threads0.other;
       target.turns.push(sent / seconds);
       target.perCpu.push(sent / (cpuSeconds(target.pid) - cpu0));
       target.acked += sent;
@@ -181,6 +206,10 @@ try {
     console.log(
       `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed.get(target)!)} flushed, ${Math.round(median(target.perCpu)).toLocaleString('en-US')} samples per CPU-second (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
     );
+  for (const target of targets) {
+    const { main, other } = target.threads;
+    console.log(`${`${target.name}:`.padEnd(31)}main thread ${main.toFixed(1)} CPU-s (${Math.round((100 * main) / (main + other))}%), other threads ${other.toFixed(1)} CPU-s over the turns`);
+  }
   const ratio = (label: string, a: Target | undefined, b: Target | undefined) => {
     if (!a || !b) return;
     const ratios = a.turns.map((r, i) => r / b.turns[i]!);
