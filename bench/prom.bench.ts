@@ -15,7 +15,10 @@
  * (default 10), labels job, instance (200 values), region (5); 64 distinct bodies, each one scrape
  * later than the one before, cycled (BENCH_SHUFFLE=1: series in a random order in each). VictoriaMetrics runs when /usr/bin/victoria-metrics is installed.
  * Env: BENCH_SECONDS (default 10, per server), BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (a built
- * svc executable, or a wrapper that adds --cpu-prof).
+ * svc executable, or a wrapper that adds --cpu-prof), BENCH_BASE (another checkout of svc, e.g. main's:
+ * its 1.0 route joins the turns as one more target, for a before/after ratio measured in the same run),
+ * BENCH_SVC_ENV (`NAME=value,...` for this tree's two svc processes only, not BENCH_BASE's: e.g.
+ * `MIMALLOC_PURGE_DELAY=-1`, the allocator setting svc.service recommends, against a base without it).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -130,8 +133,17 @@ const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')} samples/s`;
 
 // 1.0 and 2.0 each get a server process of their own: a turn's CPU time and throughput are then its
 // own, not shared with the flushes of the other version's rows.
-const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
-const server2 = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
+const svcEnv: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_SVC_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false', ...svcEnv }, executable: process.env.BENCH_EXECUTABLE });
+const server2 = await startServer({ env: { SVC_MEMORY_ENABLED: 'false', ...svcEnv }, executable: process.env.BENCH_EXECUTABLE });
+if (process.env.BENCH_SVC_ENV) console.log(`svc remote_write 1.0 and 2.0 run with ${process.env.BENCH_SVC_ENV}`);
+const BASE = process.env.BENCH_BASE;
+const baseServer = BASE ? await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.execPath, args: [join(BASE, 'src', 'main.ts')] }) : null;
 const flushOf = (s: typeof server) => async () => {
   const r = await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
@@ -154,6 +166,8 @@ const targets: Target[] = [
   target('svc remote_write 1.0', `${server.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, flushOf(server), server.proc.pid),
   target('svc remote_write 2.0', `${server2.url}/api/v1/prom/write?db=bench`, { ...V2_HEADERS, ...auth }, bodiesV2, flushOf(server2), server2.proc.pid),
 ];
+if (baseServer)
+  targets.push(target(`svc ${BASE} 1.0`, `${baseServer.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, flushOf(baseServer), baseServer.proc.pid));
 let vm: ReturnType<typeof Bun.spawn> | null = null;
 const vmDir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
 try {
@@ -218,13 +232,17 @@ try {
       `ratio ${label}: ${median(ratios).toFixed(2)}x acknowledged (median of the turns' ratios; turns ${ratios.map((r) => r.toFixed(2)).join(' ')}), ${(flushed.get(a)! / flushed.get(b)!).toFixed(2)}x flushed; ${median(cpuRatios).toFixed(2)}x per CPU-second of each server process (turns ${cpuRatios.map((r) => r.toFixed(2)).join(' ')})`,
     );
   };
-  const [v1, v2, vm1, vm2] = targets;
+  const byName = (prefix: string) => targets.find((t) => t.name.startsWith(prefix));
+  const [v1, v2, vm1, vm2, base] = [byName('svc remote_write 1.0'), byName('svc remote_write 2.0'), byName('VictoriaMetrics 1.0'), byName('VictoriaMetrics 2.0'), baseServer ? byName(`svc ${BASE}`) : undefined];
   ratio('svc 1.0 / VictoriaMetrics 1.0', v1, vm1);
+  ratio(`svc ${BASE} 1.0 / VictoriaMetrics 1.0`, base, vm1);
+  ratio(`svc 1.0 / svc ${BASE} 1.0`, v1, base);
   ratio('svc 2.0 / svc 1.0', v2, v1);
   ratio('svc 2.0 / VictoriaMetrics 2.0', v2, vm2);
 } finally {
   await server.cleanup();
   await server2.cleanup();
+  await baseServer?.cleanup();
   if (vm) {
     vm.kill('SIGTERM');
     await vm.exited;
