@@ -4,9 +4,13 @@
  * extended literals, copies with 1, 2 and 4 byte offsets, overlapping copies, copies ending at the
  * last byte), then the same streams corrupted (bytes flipped, cut short, preamble lengths off by a
  * few). Both must give the same bytes, or refuse with the same reason; and snappyjs bodies must
- * decode to what snappyjs decodes.
+ * decode to what snappyjs decodes. The same C, compiled with AddressSanitizer and
+ * UndefinedBehaviorSanitizer into tests/native/snappy-harness.c, runs over the same streams.
  */
 import { expect, test } from 'bun:test';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import snappy from 'snappyjs';
 import { inflate } from '../src/ingest/prom/snappy.ts';
 import { nativeSnappy } from '../src/native/index.ts';
@@ -90,8 +94,9 @@ test('C and TypeScript decode fuzzed element streams of every kind to the same b
   }
 });
 
-test('C and TypeScript refuse the same corrupt streams for the same reason, and agree on the ones that still decode', () => {
-  let refused = 0;
+/** Valid and corrupted streams with the output length each claims. */
+function corpus(): [Uint8Array, number][] {
+  const out: [Uint8Array, number][] = [];
   for (let seed = 1; seed <= 300; seed++) {
     const r = rng(seed * 7919);
     const { bytes, length } = elements(seed, 200 + r(3000));
@@ -103,14 +108,54 @@ test('C and TypeScript refuse the same corrupt streams for the same reason, and 
     const flipped = bytes.slice();
     for (let i = 0; i < 3; i++) flipped[r(flipped.length)] = r(256);
     variants.push([flipped, length]);
-    for (const [src, len] of variants) {
-      const js = run(inflate, src, len);
-      if (typeof js === 'string') refused++;
-      expect(run(viaNative, src, len)).toEqual(js);
-    }
+    out.push([bytes, length], ...variants);
+  }
+  return out;
+}
+
+test('C and TypeScript refuse the same corrupt streams for the same reason, and agree on the ones that still decode', () => {
+  let refused = 0;
+  for (const [src, len] of corpus()) {
+    const js = run(inflate, src, len);
+    if (typeof js === 'string') refused++;
+    expect(run(viaNative, src, len)).toEqual(js);
   }
   expect(refused).toBeGreaterThan(500);
 });
+
+test('the same C under AddressSanitizer and UndefinedBehaviorSanitizer decodes alike without a report', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-asan-snappy-'));
+  try {
+    const harness = join(dir, 'harness');
+    // Unaligned 8-byte moves are the C's copy path (allowed on x86-64 and arm64), as in native-twins.
+    const cc = Bun.spawnSync(['cc', '-std=gnu11', '-O1', '-g', '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-sanitize=alignment', '-fno-strict-aliasing', '-o', harness, join(import.meta.dir, 'native', 'snappy-harness.c')], { stderr: 'pipe' });
+    expect(cc.stderr.toString()).toBe('');
+    expect(cc.exitCode).toBe(0);
+    const cases = corpus();
+    const parts: Uint8Array[] = [];
+    for (const [src, len] of cases) parts.push(new Uint8Array(Uint32Array.of(src.length).buffer), src, new Uint8Array(Uint32Array.of(len).buffer));
+    writeFileSync(join(dir, 'corpus'), Buffer.concat(parts));
+    const ran = Bun.spawnSync([harness, join(dir, 'corpus'), join(dir, 'out')], { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=0', UBSAN_OPTIONS: 'print_stacktrace=1' } });
+    expect(ran.stderr.toString()).toBe('');
+    expect(ran.exitCode).toBe(0);
+    const got = readFileSync(join(dir, 'out'));
+    let at = 0;
+    for (const [src, len] of cases) {
+      const result = Number(got.readBigInt64LE(at));
+      const out = new Uint8Array(got.subarray(at + 8, at + 8 + len));
+      at += 8 + len;
+      const js = run(inflate, src, len);
+      if (typeof js === 'string') expect(result).toBeLessThan(0);
+      else {
+        expect(result).toBe(0);
+        expect(out).toEqual(js);
+      }
+    }
+    expect(at).toBe(got.length);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 120_000);
 
 test('snappyjs bodies decode through the C decoder to what snappyjs decodes', () => {
   const r = rng(42);
