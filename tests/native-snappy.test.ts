@@ -142,7 +142,7 @@ test('the same C under AddressSanitizer and UndefinedBehaviorSanitizer decodes a
     let at = 0;
     for (const [src, len] of cases) {
       const result = Number(got.readBigInt64LE(at));
-      const out = new Uint8Array(got.subarray(at + 8, at + 8 + len));
+      const out: Uint8Array = new Uint8Array(got.subarray(at + 8, at + 8 + len));
       at += 8 + len;
       const js = run(inflate, src, len);
       if (typeof js === 'string') expect(result).toBeLessThan(0);
