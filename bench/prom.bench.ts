@@ -15,9 +15,12 @@
  * (default 10), labels job, instance (200 values), region (5); 64 distinct bodies, each one scrape
  * later than the one before, cycled (BENCH_SHUFFLE=1: series in a random order in each). VictoriaMetrics runs when /usr/bin/victoria-metrics is installed.
  * Env: BENCH_SECONDS (default 10, per server), BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (a built
- * svc executable, or a wrapper that adds --cpu-prof).
+ * svc executable, or a wrapper that adds --cpu-prof), BENCH_BASE (another checkout of svc, e.g. main's:
+ * its 1.0 route joins the turns as one more target, for a before/after ratio measured in the same run),
+ * BENCH_SVC_ENV (`NAME=value,...` for this tree's two svc processes only, not BENCH_BASE's: e.g.
+ * `MIMALLOC_PURGE_DELAY=-1`, the allocator setting svc.service recommends, against a base without it).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remoteWriteBody, remoteWriteBodyV2, type Series, V2_HEADERS } from '../tests/helpers/prom-write.ts';
@@ -94,6 +97,8 @@ interface Target {
   turns: number[];
   /** Samples per CPU-second of the server process, each turn. */
   perCpu: number[];
+  /** CPU seconds of the main thread and of the other threads over all turns. */
+  threads: { main: number; other: number };
   acked: number;
   loadSeconds: number;
 }
@@ -105,13 +110,40 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds of a process' main thread (the event loop: HTTP, parsing, buffering) and of all its other threads (flush workers, GC, JIT). */
+function threadSeconds(pid: number): { main: number; other: number } {
+  const out = { main: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    if (Number(tid) === pid) out.main += seconds;
+    else out.other += seconds;
+  }
+  return out;
+}
+
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')} samples/s`;
 
 // 1.0 and 2.0 each get a server process of their own: a turn's CPU time and throughput are then its
 // own, not shared with the flushes of the other version's rows.
-const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
-const server2 = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.env.BENCH_EXECUTABLE });
+const svcEnv: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_SVC_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+const server = await startServer({ env: { SVC_MEMORY_ENABLED: 'false', ...svcEnv }, executable: process.env.BENCH_EXECUTABLE });
+const server2 = await startServer({ env: { SVC_MEMORY_ENABLED: 'false', ...svcEnv }, executable: process.env.BENCH_EXECUTABLE });
+if (process.env.BENCH_SVC_ENV) console.log(`svc remote_write 1.0 and 2.0 run with ${process.env.BENCH_SVC_ENV}`);
+const BASE = process.env.BENCH_BASE;
+const baseServer = BASE ? await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.execPath, args: [join(BASE, 'src', 'main.ts')] }) : null;
 const flushOf = (s: typeof server) => async () => {
   const r = await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   if (r.status !== 200) throw new Error(`flush answered ${r.status}`);
@@ -126,6 +158,7 @@ const target = (name: string, url: string, headers: Record<string, string>, bodi
   pid,
   turns: [],
   perCpu: [],
+  threads: { main: 0, other: 0 },
   acked: 0,
   loadSeconds: 0,
 });
@@ -133,6 +166,8 @@ const targets: Target[] = [
   target('svc remote_write 1.0', `${server.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, flushOf(server), server.proc.pid),
   target('svc remote_write 2.0', `${server2.url}/api/v1/prom/write?db=bench`, { ...V2_HEADERS, ...auth }, bodiesV2, flushOf(server2), server2.proc.pid),
 ];
+if (baseServer)
+  targets.push(target(`svc ${BASE} 1.0`, `${baseServer.url}/api/v1/prom/write?db=bench`, { ...V1_HEADERS, ...auth }, bodies, flushOf(baseServer), baseServer.proc.pid));
 let vm: ReturnType<typeof Bun.spawn> | null = null;
 const vmDir = mkdtempSync(join(tmpdir(), 'svc-bench-vm-'));
 try {
@@ -162,9 +197,13 @@ try {
   for (let t = 0; t < TURNS; t++) {
     for (const target of [...targets.slice(t % targets.length), ...targets.slice(0, t % targets.length)]) {
       const cpu0 = cpuSeconds(target.pid);
+      const threads0 = threadSeconds(target.pid);
       const started = performance.now();
       const sent = await load(target.url, target.headers, target.bodies, turnSeconds);
       const seconds = (performance.now() - started) / 1000;
+      const threads1 = threadSeconds(target.pid);
+      target.threads.main += threads1.main - threads0.main;
+      target.threads.other += threads1.other - threads0.other;
       target.turns.push(sent / seconds);
       target.perCpu.push(sent / (cpuSeconds(target.pid) - cpu0));
       target.acked += sent;
@@ -181,6 +220,10 @@ try {
     console.log(
       `${`${target.name}:`.padEnd(31)}${fmt(median(target.turns))} acknowledged (median of ${TURNS} turns of ${turnSeconds.toFixed(1)} s), ${fmt(flushed.get(target)!)} flushed, ${Math.round(median(target.perCpu)).toLocaleString('en-US')} samples per CPU-second (${target.acked.toLocaleString('en-US')} samples, ${CONCURRENCY} clients)`,
     );
+  for (const target of targets) {
+    const { main, other } = target.threads;
+    console.log(`${`${target.name}:`.padEnd(31)}main thread ${main.toFixed(1)} CPU-s (${Math.round((100 * main) / (main + other))}%), other threads ${other.toFixed(1)} CPU-s over the turns`);
+  }
   const ratio = (label: string, a: Target | undefined, b: Target | undefined) => {
     if (!a || !b) return;
     const ratios = a.turns.map((r, i) => r / b.turns[i]!);
@@ -189,13 +232,17 @@ try {
       `ratio ${label}: ${median(ratios).toFixed(2)}x acknowledged (median of the turns' ratios; turns ${ratios.map((r) => r.toFixed(2)).join(' ')}), ${(flushed.get(a)! / flushed.get(b)!).toFixed(2)}x flushed; ${median(cpuRatios).toFixed(2)}x per CPU-second of each server process (turns ${cpuRatios.map((r) => r.toFixed(2)).join(' ')})`,
     );
   };
-  const [v1, v2, vm1, vm2] = targets;
+  const byName = (prefix: string) => targets.find((t) => t.name.startsWith(prefix));
+  const [v1, v2, vm1, vm2, base] = [byName('svc remote_write 1.0'), byName('svc remote_write 2.0'), byName('VictoriaMetrics 1.0'), byName('VictoriaMetrics 2.0'), baseServer ? byName(`svc ${BASE}`) : undefined];
   ratio('svc 1.0 / VictoriaMetrics 1.0', v1, vm1);
+  ratio(`svc ${BASE} 1.0 / VictoriaMetrics 1.0`, base, vm1);
+  ratio(`svc 1.0 / svc ${BASE} 1.0`, v1, base);
   ratio('svc 2.0 / svc 1.0', v2, v1);
   ratio('svc 2.0 / VictoriaMetrics 2.0', v2, vm2);
 } finally {
   await server.cleanup();
   await server2.cleanup();
+  await baseServer?.cleanup();
   if (vm) {
     vm.kill('SIGTERM');
     await vm.exited;

@@ -46,6 +46,11 @@ export function coalesceSmallBatches(batches: readonly ColumnBatch[]): readonly 
   return out;
 }
 
+/** The first `n` values of `a`: `a` itself when that is all of it (most batches), else a view. */
+function head<T extends Float64Array | Uint32Array | Uint8Array>(a: T, n: number): T {
+  return a.length === n ? a : (a.subarray(0, n) as T);
+}
+
 /** One batch holding the rows of `run` (same signature) in order. */
 function join(run: readonly ColumnBatch[]): ColumnBatch {
   let length = 0;
@@ -53,7 +58,7 @@ function join(run: readonly ColumnBatch[]): ColumnBatch {
   const time = sharedFloat64(length);
   let at = 0;
   for (const b of run) {
-    time.set(b.time.subarray(0, b.length), at);
+    time.set(head(b.time, b.length), at);
     at += b.length;
   }
   const columns = new Map<string, Column>();
@@ -70,7 +75,7 @@ function joinColumn(run: readonly ColumnBatch[], name: string, first: Column, le
     let at = 0;
     for (let i = 0; i < run.length; i++) {
       const v = parts[i]!.valid;
-      if (v) valid.set(v.subarray(0, run[i]!.length), at);
+      if (v) valid.set(head(v, run[i]!.length), at);
       at += run[i]!.length;
     }
   }
@@ -78,7 +83,7 @@ function joinColumn(run: readonly ColumnBatch[], name: string, first: Column, le
   let at = 0;
   for (let i = 0; i < run.length; i++) {
     const n = run[i]!.length;
-    (values as Float64Array).set((parts[i]!.values as Float64Array).subarray(0, n), at);
+    (values as Float64Array).set(head(parts[i]!.values as Float64Array, n), at);
     at += n;
   }
   return { type: first.type, values, valid, tag: false } as Column;
@@ -112,7 +117,7 @@ function joinStrings(run: readonly ColumnBatch[], parts: readonly (Column & { ty
         if (identity) renumber = null;
         renumbered.set(dict, renumber);
       }
-      if (renumber === null) codes.set(from.subarray(0, n), at);
+      if (renumber === null) codes.set(head(from, n), at);
       else for (let r = 0; r < n; r++) codes[at + r] = renumber[from[r]!]!;
     } else {
       const values = col.values;

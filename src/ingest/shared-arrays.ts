@@ -46,7 +46,9 @@ export const isShared = (a: Shared) => a.buffer instanceof SharedArrayBuffer;
  * ordinary memory, which is cheaper to allocate than shared memory, and a grown array may be half empty).
  */
 export function trimShared<T extends Shared>(arr: T, length: number): T {
-  if (arr.length === length || (length >= arr.length * 0.75 && isShared(arr))) return arr.subarray(0, length) as T;
+  // Exactly full: the array itself (a view costs an object and, on shared memory, shows in profiles).
+  if (arr.length === length) return arr;
+  if (length >= arr.length * 0.75 && isShared(arr)) return arr.subarray(0, length) as T;
   const Ctor = arr.constructor as new (buf: SharedArrayBuffer, offset: number, length: number) => T;
   const out = new Ctor(...sharedMemory(length, arr.BYTES_PER_ELEMENT), length);
   out.set(arr.subarray(0, length) as never);

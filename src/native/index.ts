@@ -5,3 +5,4 @@
 export { compileC, configureNative, nativeAllowed, nativeFailed, nativeOnce } from './loader.ts';
 export { C_SOURCES } from './sources.ts';
 export { nativeStrings, type NativeStrings } from './strings.ts';
+export { nativeSnappy, SNAPPY_ERRORS, type NativeInflate } from './snappy.ts';

@@ -4,6 +4,7 @@
  */
 import duckdbChunks from './duckdb-chunks.c' with { type: 'text' };
 import jsonRows from './json-rows.c' with { type: 'text' };
+import snappy from './snappy.c' with { type: 'text' };
 import strings from './strings.c' with { type: 'text' };
 
-export const C_SOURCES = { 'duckdb-chunks': duckdbChunks, 'json-rows': jsonRows, strings } as const;
+export const C_SOURCES = { 'duckdb-chunks': duckdbChunks, 'json-rows': jsonRows, snappy, strings } as const;

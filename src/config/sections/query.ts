@@ -6,7 +6,7 @@ export const querySection = z.object({
   timeout: duration('300s', 'Longest a query may run (0 disables); cancelled queries answer 504'),
   slow_query_threshold_ms: int(0, 'Log and count queries slower than this (0 disables)'),
   max_concurrent: int(0, 'Queries run at once (0: number of cores)'),
-  native_encoders: bool(true, 'Read results and write JSON with C compiled at start (same bytes as the TypeScript path; false: TypeScript only)'),
+  native_encoders: bool(true, 'Read results, write JSON and decode remote-write snappy bodies with C compiled at start (same bytes as the TypeScript path; false: TypeScript only)'),
 });
 
 /** [database]: DuckDB resources. */
