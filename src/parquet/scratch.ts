@@ -8,8 +8,11 @@
  * flushes on one thread (the main-thread fallback) get one each.
  */
 
-/** Slots above this size are allocated per flush and not kept (a rare huge flush must not pin memory). */
-const MAX_KEPT_BYTES = 32 << 20;
+/**
+ * Memory one scratch keeps: a flush of the default 100,000 rows uses ~20 MB. Past this, further slots
+ * are allocated per flush and not kept, so a rare huge flush (one 1M-row request) does not pin its size for good.
+ */
+const MAX_KEPT_BYTES = 48 << 20;
 /** Scratches kept for reuse per thread (a flush worker needs one; the main-thread fallback runs up to flush_workers at once). */
 const MAX_FREE = 4;
 
@@ -18,16 +21,20 @@ type TypedCtor<T> = { new (buffer: ArrayBuffer, byteOffset: number, length: numb
 /** Grow-only buffers by slot name. Views it hands out hold stale bytes from earlier flushes: callers write every element they read. */
 export class Scratch {
   private readonly slots = new Map<string, ArrayBuffer>();
+  private kept = 0;
 
   /** `n` elements over slot `slot` (previous contents, not zeroed). */
   take<T>(slot: string, Ctor: TypedCtor<T>, n: number): T {
     const bytes = n * Ctor.BYTES_PER_ELEMENT;
-    if (bytes > MAX_KEPT_BYTES) return new Ctor(n);
     let buf = this.slots.get(slot);
     if (buf === undefined || buf.byteLength < bytes) {
+      const had = buf?.byteLength ?? 0;
       // 8-byte multiples, so any element type can view the buffer from offset 0.
-      buf = new ArrayBuffer((Math.max(bytes, Math.floor((buf?.byteLength ?? 0) * 1.5)) + 7) & ~7);
+      const size = (Math.max(bytes, Math.floor(had * 1.5)) + 7) & ~7;
+      if (this.kept - had + size > MAX_KEPT_BYTES) return new Ctor(n);
+      buf = new ArrayBuffer(size);
       this.slots.set(slot, buf);
+      this.kept += size - had;
     }
     return new Ctor(buf, 0, n);
   }
