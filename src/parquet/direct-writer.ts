@@ -12,11 +12,12 @@
  * snappy.ts):
  * time as DELTA_BINARY_PACKED, string columns as RLE_DICTIONARY, everything else PLAIN. A column
  * chunk is snappy-compressed when a sample of it shrinks, else stored uncompressed (random-looking
- * measurements do not shrink, and compressing them only costs CPU).
+ * measurements do not shrink, and compressing them only costs CPU). Working memory (gathered columns,
+ * permutations, the file's bytes) is reused from flush to flush (scratch.ts); each file is one write.
  */
 import { writeFile as writeFileBytes } from 'node:fs/promises';
 import { ByteWriter } from 'hyparquet-writer';
-import { Scratch, withScratch } from './scratch.ts';
+import { Scratch, type TypedCtor, withScratch } from './scratch.ts';
 import { snappyCompress, snappyCompressTransient } from './snappy.ts';
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js';
 import type { ColumnBatch } from '../ingest/index.ts';
@@ -284,11 +285,10 @@ function stretchesOf(order: Uint32Array): Stretches | null {
 }
 
 type Values = Float64Array | BigInt64Array | Uint8Array | Uint32Array;
-type ValuesCtor<T> = { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number };
 
 /** `values` rearranged (into scratch slot `slot`) so that row i holds values[order[i]]. */
 function permute<T extends Values>(values: T, order: Uint32Array, s: Scratch, slot: string): T {
-  const out = s.take(slot, values.constructor as ValuesCtor<T>, order.length);
+  const out = s.take(slot, values.constructor as TypedCtor<T>, order.length);
   const stretches = stretchesOf(order);
   if (stretches) {
     const { from, at, len } = stretches;

@@ -16,7 +16,8 @@ const MAX_KEPT_BYTES = 48 << 20;
 /** Scratches kept for reuse per thread (a flush worker needs one; the main-thread fallback runs up to flush_workers at once). */
 const MAX_FREE = 4;
 
-type TypedCtor<T> = { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number };
+/** A typed array constructor (view over a buffer, or fresh memory of a length). */
+export type TypedCtor<T> = { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number };
 
 /** Grow-only buffers by slot name. Views it hands out hold stale bytes from earlier flushes: callers write every element they read. */
 export class Scratch {
