@@ -55,9 +55,32 @@ async function body(s: TestServer, route: string): Promise<ArrayBuffer> {
   return bytes;
 }
 
+/**
+ * The svc Arrow body read chunk by chunk into one preallocated buffer, then decoded: the client side of
+ * the same stream without `arrayBuffer()`, whose accumulation of a chunked body costs Bun's fetch client
+ * ~10x the CPU of reading it this way (measured: 71 MB, 1.09 s vs 0.11 s; 0.42 s when the length is known).
+ */
+async function readInPieces(s: TestServer, route: string, size: number): Promise<number> {
+  const r = await s.fetch(route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-database': 'bench' }, body: JSON.stringify({ sql: SQL }) });
+  if (r.status !== 200 || !r.body) throw new Error(`${route} ${r.status}`);
+  // Record batch boundaries (and so the padding) vary a little from run to run: room to spare, grown if ever short.
+  let out = new Uint8Array(Math.ceil(size * 1.05));
+  let at = 0;
+  for await (const piece of r.body) {
+    if (at + piece.byteLength > out.length) {
+      const grown = new Uint8Array(2 * (at + piece.byteLength));
+      grown.set(out.subarray(0, at));
+      out = grown;
+    }
+    out.set(piece, at);
+    at += piece.byteLength;
+  }
+  return arrowRows(out.subarray(0, at));
+}
+
 /** Rows of an Arrow IPC stream, decoded by apache-arrow. */
-function arrowRows(bytes: ArrayBuffer): number {
-  const rows = tableFromIPC(new Uint8Array(bytes)).numRows;
+function arrowRows(bytes: ArrayBuffer | Uint8Array): number {
+  const rows = tableFromIPC(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)).numRows;
   if (rows !== LIMIT) throw new Error(`Arrow body has ${rows} rows, expected ${LIMIT}`);
   return rows;
 }
@@ -114,6 +137,7 @@ async function main(): Promise<void> {
     for (const { name, s } of servers) {
       cases.push({ name: `${name} Arrow (fetch + tableFromIPC)`, fn: async () => arrowRows(await body(s, '/api/v1/query/arrow')) });
       cases.push({ name: `${name} JSON (fetch, body read whole)`, fn: async () => (await body(s, '/api/v1/query')).byteLength });
+      cases.push({ name: `${name} Arrow (fetch, body read in pieces + tableFromIPC)`, fn: () => readInPieces(s, '/api/v1/query/arrow', sample.byteLength) });
     }
     const bare = await streamingCeiling(sample.byteLength);
     stops.push(bare.stop);
