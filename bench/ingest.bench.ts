@@ -23,7 +23,9 @@
  * Env: BENCH_TURNS (default 5), BENCH_SECONDS (default 4 per turn), BENCH_WARMUP (default 3, per target),
  * BENCH_CONCURRENCY (default 4), BENCH_EXECUTABLE (run e.g. dist/svc instead of `bun src/main.ts`),
  * BENCH_FORMATS (msgpack,lp), BENCH_CLIENT (wrk | fetch), BENCH_PROFILE (a directory: the svc server
- * runs with --cpu-prof there).
+ * runs with --cpu-prof there), BENCH_BASELINE (another checkout, e.g. `git worktree add /tmp/base main`
+ * with node_modules linked: its `src/main.ts` runs as one more target, "svc (baseline)", taking turns
+ * with the others, so before and after come from the same run).
  */
 import { Packr } from 'msgpackr';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -271,16 +273,25 @@ async function countRows(url: string): Promise<number> {
   return Number(n[1] ?? n[2]);
 }
 
-/** A fresh svc server (under --cpu-prof with BENCH_PROFILE); a turn is settled by the flush route. */
-async function svcTarget(f: Format): Promise<Target> {
+/**
+ * A fresh svc server (under --cpu-prof with BENCH_PROFILE), or with `baseline` one from that checkout's
+ * src/main.ts; a turn is settled by the flush route.
+ */
+async function svcTarget(f: Format, baseline?: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const exe = process.env.BENCH_EXECUTABLE;
-  const prof = process.env.BENCH_PROFILE;
+  const exe = baseline ? undefined : process.env.BENCH_EXECUTABLE;
+  const prof = baseline ? undefined : process.env.BENCH_PROFILE;
   if (prof) mkdirSync(prof, { recursive: true });
-  const args = exe ? ['serve'] : prof ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')] : undefined;
-  const server = await startServer({ dir, executable: exe ?? (prof ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
+  const args = baseline
+    ? [join(baseline, 'src', 'main.ts')]
+    : exe
+      ? ['serve']
+      : prof
+        ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')]
+        : undefined;
+  const server = await startServer({ dir, executable: exe ?? (prof || baseline ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
   const t: Target = target({
-    name: 'svc',
+    name: baseline ? 'svc (baseline)' : 'svc',
     url: server.url,
     path: f.path,
     headers: { ...auth, ...f.headers },
@@ -402,14 +413,20 @@ async function runFormat(f: Format): Promise<void> {
     if (INFLUXD) refs.push(await started('InfluxDB', () => influxTarget(INFLUXD)));
   }
   const svc = await svcTarget(f);
+  const base = process.env.BENCH_BASELINE;
+  if (base) refs.push(await started('svc (baseline)', () => svcTarget(f, base)));
   const all = [svc, ...refs.filter((t): t is Target => t !== null)];
   try {
     // Warm-up (JIT, VictoriaMetrics' series registration), settled, so the turns pay for their own rows only.
     for (const t of all) await turn(t, f, WARMUP);
     const warm = svc.rows;
+    const warmRows = new Map(all.map((t) => [t, t.rows]));
     for (const t of all) Object.assign(t, { acked: [], settled: [], rows: 0, cpu: 0, rss: 0, errors: 0 });
     for (let i = 0; i < TURNS; i++) for (const t of i % 2 === 0 ? all : [...all].reverse()) await turn(t, f);
     const missing = svc.rows - ((await countRows(svc.url)) - warm);
+    const baseline = all.find((t) => t.name === 'svc (baseline)');
+    const baselineWarm = baseline ? warmRows.get(baseline)! : 0;
+    const baselineMissing = baseline ? baseline.rows - ((await countRows(baseline.url)) - baselineWarm) : 0;
     console.log(`\n${f.name}: ${TURNS} alternating turns of ${SECONDS} s (order reversed every other turn), medians of the turns`);
     console.log(`| target | acked | on disk (load + flush) | CPU s per M rows | peak RSS | svc / target, acked | svc / target, on disk |`);
     console.log('|---|---:|---:|---:|---:|---|---|');
@@ -420,6 +437,12 @@ async function runFormat(f: Format): Promise<void> {
       console.log(`| ${t.name}${t.errors ? ` (errors ${t.errors})` : ''} | ${fmt(median(t.acked))} | ${t.settle ? fmt(median(t.settled)) : '-'} | ${cpu} | ${rss} | ${vs[0]} | ${vs[1]} |`);
     }
     if (missing > 0) console.log(`NOT COUNTED BACK: ${missing} acknowledged rows missing from count(*)`);
+    if (baselineMissing > 0) console.log(`NOT COUNTED BACK (baseline): ${baselineMissing} acknowledged rows missing from count(*)`);
+    if (baseline) {
+      const ref = all.find((t) => t.name === (f.name === 'lp' ? 'VictoriaMetrics' : 'decode-only'));
+      const vs = (t: Target, k: 'acked' | 'settled') => (ref ? ratioText(turnRatios(t[k], ref[k])) : '-');
+      if (ref) console.log(`same run, vs ${ref.name}: this code acked ${vs(svc, 'acked')}, on disk ${vs(svc, 'settled')}; baseline acked ${vs(baseline, 'acked')}, on disk ${vs(baseline, 'settled')}`);
+    }
     const vm = all.find((t) => t.name === 'VictoriaMetrics');
     if (vm) {
       const [ours, theirs] = [svc.cpu / (svc.rows / 1e6), vm.cpu / (vm.rows / 1e6)];

@@ -23,7 +23,26 @@ const maxLength = (n: number) => 32 + n + Math.floor(n / 6);
 
 /** `input` as raw snappy (uncompressed length varint, then literals and copies). */
 export function snappyCompress(input: Uint8Array): Uint8Array {
-  const out = new Uint8Array(maxLength(input.length));
+  return compressInto(input, new Uint8Array(maxLength(input.length)));
+}
+
+/** Larger outputs are allocated per call, so one huge column does not pin its size for good. */
+const MAX_TRANSIENT = 32 << 20;
+/** Output memory of `snappyCompressTransient`, reused by every call (compressing is synchronous). */
+let transient = new Uint8Array(0);
+
+/**
+ * The same bytes as `snappyCompress`, in memory that the next call overwrites: for callers that copy
+ * the result away at once (the direct writer), so a column chunk does not allocate its output afresh.
+ */
+export function snappyCompressTransient(input: Uint8Array): Uint8Array {
+  const need = maxLength(input.length);
+  if (need > MAX_TRANSIENT) return snappyCompress(input);
+  if (transient.length < need) transient = new Uint8Array(Math.max(need, Math.floor(transient.length * 1.5)));
+  return compressInto(input, transient);
+}
+
+function compressInto(input: Uint8Array, out: Uint8Array): Uint8Array {
   let op = 0;
   for (let v = input.length; ; v = Math.floor(v / 128)) {
     if (v < 128) {
