@@ -76,7 +76,7 @@ import {
 import { ByteBudget } from './lib/byte-budget.ts';
 import { ServiceStack } from './lib/service-stack.ts';
 import { AppError, StartupError, messageOf } from './lib/errors.ts';
-import { configureNative } from './native/index.ts';
+import { configureNative, RETAIN_FREED_MEMORY, restartWithEnv } from './native/index.ts';
 import { Readiness } from './lib/readiness.ts';
 import { UNRESTRICTED } from './lib/table-access.ts';
 import { VERSION } from './lib/version.ts';
@@ -585,6 +585,9 @@ function memoryServiceToken(config: Config, tokens: TokenService): string {
 
 async function serve(args: ParsedArgs): Promise<number> {
   const loaded = loadConfig({ explicitPath: typeof args.flags.config === 'string' ? args.flags.config : undefined });
+  // Before anything is opened: on success this process image is replaced and serve starts again.
+  const kept = loaded.config.server.retain_freed_memory ? restartWithEnv(RETAIN_FREED_MEMORY) : null;
+  if (kept) process.stderr.write(`svc: warning: server.retain_freed_memory: ${kept}\n`);
   for (const w of loaded.warnings) process.stderr.write(`svc: warning: ${w}\n`);
   const running = await startServices(loaded.config, process.env, { configPath: loaded.path });
   const done = new Promise<number>((resolve) => {

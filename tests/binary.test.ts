@@ -4,7 +4,7 @@
  * SVC_NATIVE_CACHE_DIR), and exits 0 on SIGTERM. Reuses dist/svc when it is newer than every source.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -100,6 +100,8 @@ describe('compiled executable, alone in an empty folder', () => {
         await Bun.sleep(100);
       }
       expect(await status(`${base}/health`)).toBe(200);
+      // The executable restarted its own image with the allocator setting (server.retain_freed_memory).
+      if (process.platform === 'linux' && process.env.MIMALLOC_PURGE_DELAY === undefined) expect(readFileSync(`/proc/${proc.pid}/environ`, 'utf8')).toContain('MIMALLOC_PURGE_DELAY=-1');
       // The web console is embedded, bundled at build time: there is no source folder here to bundle from.
       const script = await fetch(`${base}/console/assets/app.js`);
       expect(script.status).toBe(200);

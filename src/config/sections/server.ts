@@ -13,4 +13,5 @@ export const serverSection = z.object({
   tls_cert_file: str('', 'PEM certificate file when tls_enabled'),
   tls_key_file: str('', 'PEM private key file when tls_enabled'),
   storage_credentials_fail_ready: bool(false, 'Make /ready answer 503 when storage credentials are expired'),
+  retain_freed_memory: bool(true, 'Keep memory the allocator freed for reuse instead of handing it back to the OS (serve restarts its own process image once at start with MIMALLOC_PURGE_DELAY=-1 unless that is set; Linux). Faster ingest, resident memory stays near its peak'),
 });
