@@ -10,7 +10,8 @@
  * The load comes from a C client, `wrk` (4 connections, pre-built bodies cycled by a Lua script), when
  * it is installed; otherwise from concurrent `fetch` loops in this process (said in the output). References:
  * - decode-only: a tiny Bun.serve in a child process that only decompresses and parses with our
- *   parsers, storing nothing (the ceiling for our HTTP stack and parsers);
+ *   parsers, storing nothing (the ceiling for our HTTP stack and parsers); the Bun references run
+ *   with the allocator setting svc gives itself (MIMALLOC_PURGE_DELAY=-1) unless the caller set one;
  * - split-only (line protocol): a Bun.serve that only splits the body on newlines;
  * - VictoriaMetrics' `/write` (`/usr/bin/victoria-metrics`) and InfluxDB 1.x (`influxd`) when installed.
  * Each server's CPU seconds and peak RSS during its turns are read from /proc.
@@ -32,6 +33,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decompress, parseLineProtocol, parseMsgpackWrite } from '../src/ingest/index.ts';
+import { RETAIN_FREED_MEMORY } from '../src/native/index.ts';
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 /** Seconds of load per turn. */
@@ -220,7 +222,10 @@ const target = (t: Pick<Target, 'name' | 'url' | 'path' | 'headers' | 'pid' | 's
 
 /** The decode-only or split-only reference: a Bun.serve in a child process. */
 async function bunReference(kind: 'decode' | 'split', f: Format): Promise<Target> {
-  const child = Bun.spawn([process.execPath, import.meta.path, kind === 'decode' ? '--decode-only-server' : '--split-only-server'], { stdout: 'pipe', stderr: 'inherit' });
+  // Like for like: svc keeps freed memory for reuse by default (server.retain_freed_memory), so the
+  // Bun references run with the same allocator setting (their ceiling doubled with it on the test VM).
+  const env = { ...RETAIN_FREED_MEMORY, ...process.env };
+  const child = Bun.spawn([process.execPath, import.meta.path, kind === 'decode' ? '--decode-only-server' : '--split-only-server'], { env, stdout: 'pipe', stderr: 'inherit' });
   const reader = child.stdout.getReader();
   let out = '';
   while (!/listening (\d+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value);
