@@ -8,12 +8,11 @@
  * UndefinedBehaviorSanitizer into tests/native/snappy-harness.c, runs over the same streams.
  */
 import { expect, test } from 'bun:test';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import snappy from 'snappyjs';
 import { inflate } from '../src/ingest/prom/snappy.ts';
 import { nativeSnappy } from '../src/native/index.ts';
+import { runSanitized } from './helpers/sanitized-c.ts';
 
 /** A small deterministic PRNG (mulberry32), so a failure names its seed. */
 function rng(seed: number): (n: number) => number {
@@ -124,37 +123,23 @@ test('C and TypeScript refuse the same corrupt streams for the same reason, and 
 });
 
 test('the same C under AddressSanitizer and UndefinedBehaviorSanitizer decodes alike without a report', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-asan-snappy-'));
-  try {
-    const harness = join(dir, 'harness');
-    // Unaligned 8-byte moves are the C's copy path (allowed on x86-64 and arm64), as in native-twins.
-    const cc = Bun.spawnSync(['cc', '-std=gnu11', '-O1', '-g', '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-sanitize=alignment', '-fno-strict-aliasing', '-o', harness, join(import.meta.dir, 'native', 'snappy-harness.c')], { stderr: 'pipe' });
-    expect(cc.stderr.toString()).toBe('');
-    expect(cc.exitCode).toBe(0);
-    const cases = corpus();
-    const parts: Uint8Array[] = [];
-    for (const [src, len] of cases) parts.push(new Uint8Array(Uint32Array.of(src.length).buffer), src, new Uint8Array(Uint32Array.of(len).buffer));
-    writeFileSync(join(dir, 'corpus'), Buffer.concat(parts));
-    const ran = Bun.spawnSync([harness, join(dir, 'corpus'), join(dir, 'out')], { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=0', UBSAN_OPTIONS: 'print_stacktrace=1' } });
-    expect(ran.stderr.toString()).toBe('');
-    expect(ran.exitCode).toBe(0);
-    const got = readFileSync(join(dir, 'out'));
-    let at = 0;
-    for (const [src, len] of cases) {
-      const result = Number(got.readBigInt64LE(at));
-      const out: Uint8Array = new Uint8Array(got.subarray(at + 8, at + 8 + len));
-      at += 8 + len;
-      const js = run(inflate, src, len);
-      if (typeof js === 'string') expect(result).toBeLessThan(0);
-      else {
-        expect(result).toBe(0);
-        expect(out).toEqual(js);
-      }
+  const cases = corpus();
+  const parts: Uint8Array[] = [];
+  for (const [src, len] of cases) parts.push(new Uint8Array(Uint32Array.of(src.length).buffer), src, new Uint8Array(Uint32Array.of(len).buffer));
+  const got = runSanitized(join(import.meta.dir, 'native', 'snappy-harness.c'), Buffer.concat(parts));
+  let at = 0;
+  for (const [src, len] of cases) {
+    const result = Number(got.readBigInt64LE(at));
+    const out: Uint8Array = new Uint8Array(got.subarray(at + 8, at + 8 + len));
+    at += 8 + len;
+    const js = run(inflate, src, len);
+    if (typeof js === 'string') expect(result).toBeLessThan(0);
+    else {
+      expect(result).toBe(0);
+      expect(out).toEqual(js);
     }
-    expect(at).toBe(got.length);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
+  expect(at).toBe(got.length);
 }, 120_000);
 
 test('snappyjs bodies decode through the C decoder to what snappyjs decodes', () => {

@@ -7,8 +7,6 @@
  * as DuckDB leaves them: issue 21's bug (a string length read under a NULL) fails both tests.
  */
 import { expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResultChunk } from '../src/duckdb/index.ts';
 import { copyStrings, longStrings, stringTotal, type RawVector } from '../src/duckdb/raw-vector.ts';
@@ -17,6 +15,7 @@ import { ByteSink } from '../src/query/encode/byte-sink.ts';
 import { NativeJsonRows } from '../src/query/encode/json-native.ts';
 import { JsonRows, type RowColumn } from '../src/query/encode/json-rows.ts';
 import { corpusFile, fuzzCase, place, type FuzzCase, type PlacedChunk } from './helpers/native-corpus.ts';
+import { runSanitized } from './helpers/sanitized-c.ts';
 
 const SEEDS = Array.from({ length: 40 }, (_, i) => i + 1);
 const cases = SEEDS.map(fuzzCase);
@@ -117,31 +116,16 @@ test('the C string copies give the same offsets and bytes as the TypeScript ones
 }, 120_000);
 
 test('the same C under AddressSanitizer and UndefinedBehaviorSanitizer gives the same bytes without a report', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-asan-'));
-  try {
-    const harness = join(dir, 'harness');
-    // Unaligned 8-byte loads are the C's fast path and allowed on x86-64 and arm64 (TinyCC would turn
-    // memcpy into a call); type punning needs -fno-strict-aliasing, as TinyCC never assumes it.
-    const cc = Bun.spawnSync(['cc', '-std=gnu11', '-O1', '-g', '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-sanitize=alignment', '-fno-strict-aliasing', '-o', harness, join(import.meta.dir, 'native', 'harness.c')], { stderr: 'pipe' });
-    expect(cc.stderr.toString()).toBe('');
-    expect(cc.exitCode).toBe(0);
-    writeFileSync(join(dir, 'corpus'), corpusFile(cases));
-    const run = Bun.spawnSync([harness, join(dir, 'corpus'), join(dir, 'out')], { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=0', UBSAN_OPTIONS: 'print_stacktrace=1' } });
-    expect(run.stderr.toString()).toBe('');
-    expect(run.exitCode).toBe(0);
-    const expected: Uint8Array[] = [];
-    for (const c of cases) {
-      const json = nativeJson(c, (sink, _cols, _row, first) => sink.ascii(first ? 'H' : ',H'));
-      const strings = typescriptStrings(c);
-      const lengths = new Uint8Array(16);
-      new DataView(lengths.buffer).setBigUint64(0, BigInt(json.length), true);
-      new DataView(lengths.buffer).setBigUint64(8, BigInt(strings.length), true);
-      expected.push(lengths.subarray(0, 8), json, lengths.subarray(8), strings);
-    }
-    const out = readFileSync(join(dir, 'out'));
-    expect(out.length).toBe(Buffer.concat(expected).length);
-    expect(Buffer.compare(out, Buffer.concat(expected))).toBe(0);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  const out = runSanitized(join(import.meta.dir, 'native', 'harness.c'), corpusFile(cases));
+  const expected: Uint8Array[] = [];
+  for (const c of cases) {
+    const json = nativeJson(c, (sink, _cols, _row, first) => sink.ascii(first ? 'H' : ',H'));
+    const strings = typescriptStrings(c);
+    const lengths = new Uint8Array(16);
+    new DataView(lengths.buffer).setBigUint64(0, BigInt(json.length), true);
+    new DataView(lengths.buffer).setBigUint64(8, BigInt(strings.length), true);
+    expected.push(lengths.subarray(0, 8), json, lengths.subarray(8), strings);
   }
+  expect(out.length).toBe(Buffer.concat(expected).length);
+  expect(Buffer.compare(out, Buffer.concat(expected))).toBe(0);
 }, 120_000);
