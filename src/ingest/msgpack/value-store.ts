@@ -89,10 +89,25 @@ export function decodeColumn(r: MsgpackReader, n: number, target: ValueTarget): 
   const buf = r.buf;
   const view = r.view;
   for (let i = 0; i < n; i++) {
-    // Fast path for the common float64 series: no dispatch, no checks beyond the bounds.
+    // Fast path for the common float64 series: a run of float64 values goes straight into the array
+    // (the column was created with room for all n rows, and rows before i are filled).
     if (col !== null && col.kind === KIND_FLOAT && buf[r.pos] === 0xcb && r.pos + 9 <= r.end) {
-      col.setFloat(i, view.getFloat64(r.pos + 1));
-      r.pos += 9;
+      if (col.len === i && col.valid === null && col.cap >= n) {
+        const f64 = col.f64;
+        const end = r.end;
+        let p = r.pos;
+        let j = i;
+        while (j < n && buf[p] === 0xcb && p + 9 <= end) {
+          f64[j++] = view.getFloat64(p + 1);
+          p += 9;
+        }
+        r.pos = p;
+        col.len = j;
+        i = j - 1;
+      } else {
+        col.setFloat(i, view.getFloat64(r.pos + 1));
+        r.pos += 9;
+      }
     } else if (col !== null && col.codes !== null && (buf[r.pos]! & 0xe0) === 0xa0 && r.pos + 1 + (buf[r.pos]! & 0x1f) <= r.end) {
       // Fast path for tag-like strings (fixstr, under 32 bytes) of a coded column.
       const start = r.pos + 1;

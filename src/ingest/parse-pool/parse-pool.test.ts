@@ -5,7 +5,7 @@ import { parseLineProtocol, type LineProtocolOptions, type LineProtocolResult } 
 import { parseMsgpackWrite } from '../msgpack/index.ts';
 import { values } from '../test-support.ts';
 import { Packr } from 'msgpackr';
-import { MIN_OFFLOAD_BYTES, ParsePool } from './index.ts';
+import { MIN_MSGPACK_OFFLOAD_BYTES, MIN_OFFLOAD_BYTES, ParsePool } from './index.ts';
 
 const opts: LineProtocolOptions = { precision: 'ns', now: 1_700_000_000_123_456 };
 
@@ -32,7 +32,76 @@ function plain(r: LineProtocolResult) {
 }
 
 const pool = new ParsePool(2);
-afterAll(() => pool.close());
+/** The path MessagePack bodies from 64 KiB took before they stayed on the event loop up to 4 MiB: a worker. */
+const offloading = new ParsePool(2, undefined, MIN_OFFLOAD_BYTES);
+afterAll(() => Promise.all([pool.close(), offloading.close()]));
+
+/** A small deterministic PRNG (mulberry32), so a failing fuzz case can be replayed. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A random MessagePack write body of about `rows` rows: columnar maps and row maps over a few
+ * measurements, with floats, ints (some past 2^53), mixed int/float, bools, strings, NULLs, times in
+ * several units or missing; now and then a type mix or a length mismatch the parser must refuse.
+ */
+function fuzzBody(rnd: () => number, rows: number): Uint8Array {
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const value = (kind: string, i: number): unknown => {
+    if (rnd() < 0.05) return null;
+    if (kind === 'float') return (rnd() - 0.5) * 1e6;
+    if (kind === 'int') return rnd() < 0.01 ? 2n ** 60n + BigInt(i) : Math.floor((rnd() - 0.5) * 1e9);
+    if (kind === 'mixed') return rnd() < 0.5 ? i : i + 0.5;
+    if (kind === 'bool') return rnd() < 0.5;
+    return `v_${Math.floor(rnd() * (rnd() < 0.5 ? 10 : 5000))}`;
+  };
+  const kinds = ['float', 'int', 'mixed', 'bool', 'string'];
+  const base = 1_700_000_000_000_000 + Math.floor(rnd() * 1e12);
+  const unit = pick([1, 1000, 1_000_000, 0.001]); // µs, ms (as µs / 1000 below), s, ns
+  const time = (i: number) => (unit === 0.001 ? BigInt(base + i) * 1000n : Math.floor((base + i * 1000) / unit));
+  const items: unknown[] = [];
+  for (let left = rows; left > 0; ) {
+    const n = Math.min(left, 1 + Math.floor(rnd() * rows));
+    left -= n;
+    const m = pick(['cpu', 'mem', 'disk']);
+    if (rnd() < 0.7) {
+      const columns: Record<string, unknown[]> = {};
+      if (rnd() < 0.9) columns.time = Array.from({ length: n }, (_, i) => time(i));
+      for (let c = 0, cols = 1 + Math.floor(rnd() * 6); c < cols; c++) {
+        const kind = pick(kinds);
+        columns[`${kind}_${c}`] = Array.from({ length: n }, (_, i) => value(kind, i));
+      }
+      if (rnd() < 0.03) columns.short = [1.5];
+      if (rnd() < 0.03) columns.clash = ['a', ...Array.from({ length: n - 1 }, () => 2.5)];
+      items.push({ m, columns });
+    } else {
+      const fieldKinds = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(kinds));
+      for (let i = 0; i < Math.min(n, 500); i++) {
+        const fields: Record<string, unknown> = { f0: (rnd() - 0.5) * 100 };
+        fieldKinds.forEach((k, c) => (fields[`${k}_${c}`] = value(k, i)));
+        items.push({ m, t: rnd() < 0.9 ? time(i) : undefined, tags: { host: `h${Math.floor(rnd() * 20)}` }, fields });
+      }
+    }
+  }
+  const payload = rnd() < 0.5 ? items : { batch: items };
+  return new Uint8Array(new Packr({ useRecords: false, largeBigIntToFloat: false }).pack(payload));
+}
+
+/** What a parse gave: the batches as plain data, or the refusal's status and message. */
+async function outcome(parse: () => ColumnBatch[] | Promise<ColumnBatch[]>) {
+  try {
+    return { batches: plain({ batches: await parse(), errors: [], lines: 0, rejected: 0 }).batches };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { status: err.status, message: err.message };
+  }
+}
 
 describe('ParsePool', () => {
   test('a large body parsed in a worker gives exactly the in-place result (rows, types, NULLs, line errors)', async () => {
@@ -87,8 +156,8 @@ describe('ParsePool', () => {
     expect((err as AppError).message).toContain("unknown precision 'h'");
   });
 
-  test('MessagePack: a large body parsed in a worker gives the in-place batches; a bad one the same 400', async () => {
-    const rows = 6000;
+  test('MessagePack: a body of 4 MiB and more goes to a worker and gives the in-place batches; a bad one the same 400', async () => {
+    const rows = 160_000;
     const columns = {
       time: Array.from({ length: rows }, (_, i) => 1_700_000_000_000_000 + i),
       host: Array.from({ length: rows }, (_, i) => `host_${i % 100}`),
@@ -96,26 +165,50 @@ describe('ParsePool', () => {
       n: Array.from({ length: rows }, (_, i) => i),
     };
     const bytes = new Packr({ useRecords: false }).pack({ m: 'cpu', columns }).slice();
-    expect(bytes.byteLength).toBeGreaterThan(MIN_OFFLOAD_BYTES);
+    expect(bytes.byteLength).toBeGreaterThanOrEqual(MIN_MSGPACK_OFFLOAD_BYTES);
     const now = 1_700_000_000_123_456;
-    const here = plain({ batches: parseMsgpackWrite(bytes, { now }), errors: [], lines: 0, rejected: 0 });
+    const here = await outcome(() => parseMsgpackWrite(bytes, { now }));
     const before = pool.offloaded;
-    const batches = await pool.parseMsgpack(bytes, now);
+    expect(await outcome(() => pool.parseMsgpack(bytes, now))).toEqual(here);
     expect(pool.offloaded).toBe(before + 1);
-    expect(plain({ batches, errors: [], lines: 0, rejected: 0 })).toEqual(here);
 
     const bad = new Packr({ useRecords: false }).pack({ m: 'cpu', columns: { ...columns, n: columns.n.slice(1) } }).slice();
-    const inPlace = (() => {
-      try {
-        parseMsgpackWrite(bad, { now });
-      } catch (err) {
-        return err as AppError;
-      }
-    })();
-    expect(inPlace).toBeInstanceOf(AppError);
-    const pooled = await pool.parseMsgpack(bad, now).then(() => null, (e: unknown) => e as AppError);
-    expect(pooled).toBeInstanceOf(AppError);
-    expect({ status: pooled!.status, message: pooled!.message }).toEqual({ status: inPlace!.status, message: inPlace!.message });
+    const inPlace = await outcome(() => parseMsgpackWrite(bad, { now }));
+    expect(inPlace.status).toBe(400);
+    expect(await outcome(() => pool.parseMsgpack(bad, now))).toEqual(inPlace);
+  });
+
+  test('MessagePack: a body between 64 KiB and 4 MiB is parsed in place', async () => {
+    const rows = 20_000;
+    const columns = { time: Array.from({ length: rows }, (_, i) => 1_700_000_000_000_000 + i), v: Array.from({ length: rows }, (_, i) => i * 0.5) };
+    const bytes = new Uint8Array(new Packr({ useRecords: false }).pack({ m: 'cpu', columns }));
+    expect(bytes.byteLength).toBeGreaterThan(MIN_OFFLOAD_BYTES);
+    expect(bytes.byteLength).toBeLessThan(MIN_MSGPACK_OFFLOAD_BYTES);
+    const before = pool.offloaded;
+    const batches = await pool.parseMsgpack(bytes, 0);
+    expect(pool.offloaded).toBe(before);
+    expect(batches[0]!.length).toBe(rows);
+    expect(bytes.byteLength).toBeGreaterThan(0); // kept, not handed over
+  });
+
+  test('MessagePack, fuzzed: parsed in place (now) and in a worker (before) give the same batches or the same 400', async () => {
+    const rnd = prng(28);
+    const now = 1_700_000_000_123_456;
+    let refused = 0;
+    let offloaded = 0;
+    for (let k = 0; k < 40; k++) {
+      const bytes = fuzzBody(rnd, 200 + Math.floor(rnd() * 6000));
+      const before = offloading.offloaded;
+      const inPlace = await outcome(() => pool.parseMsgpack(bytes, now));
+      const inWorker = await outcome(() => offloading.parseMsgpack(bytes.slice(), now));
+      offloaded += offloading.offloaded - before;
+      expect(inPlace).toEqual(inWorker);
+      if ('status' in inPlace) refused++;
+    }
+    // The fuzzer reaches both outcomes, and most bodies really went through a worker on the old path.
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(40);
+    expect(offloaded).toBeGreaterThan(20);
   });
 
   test('size 0 parses in place with the same result', async () => {
