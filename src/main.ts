@@ -223,7 +223,7 @@ async function composeServices(
       : null;
   if (sharedWal) {
     if (config.wal.enabled) logger.warn('wal.enabled is ignored on a cluster writer: the shared WAL (bucket + etcd) holds every write until it is flushed');
-    sharedManifest!.coverage = (covers) => sharedWal.coverageOps(covers);
+    sharedManifest!.coverage = (covers) => sharedWal.coverage(covers);
     services.add('shared wal', () => sharedWal.close());
   }
   if (sharedManifest) {
@@ -330,6 +330,9 @@ async function composeServices(
     // A new primary buffers what no registered file holds before it takes any write.
     cluster.onElected = async () => {
       buffers.discardAll();
+      // A flush the last primary recorded but did not finish registers the rest of its files and its
+      // coverage now, so the replay below skips the entries they hold instead of buffering them again.
+      await sharedManifest!.completeIntents();
       // A replay whose term ended while it read the bucket (the lease was lost again, a newer take-over
       // began) buffers nothing: its rows would come on top of the next term's own replay of them.
       await sharedWal.replay((database, batches, ticket) => {

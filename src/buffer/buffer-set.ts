@@ -4,7 +4,7 @@
  * that registers their files in the manifest, so a reader that takes the manifest and a snapshot in
  * one tick sees each row exactly once.
  */
-import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
+import { ChangeHandedOn, type FileManifestStore, type ManifestFile } from '../catalog/index.ts';
 import type { DuckDBInstance } from '../duckdb/index.ts';
 import type { ColumnBatch } from '../ingest/index.ts';
 import { messageOf, unavailable } from '../lib/errors.ts';
@@ -292,6 +292,8 @@ export class BufferSet {
       await this.register(job, files);
     } catch (err) {
       if (job.abandoned) return;
+      // Recorded whole: the next primary registers these files, so writing them again would store the rows twice.
+      if (err instanceof ChangeHandedOn) return void this.deps.logger.warn('flush recorded but not finished here; the next primary completes it', { database: job.database, measurement: job.measurement, rows: job.rows, error: messageOf(err) });
       job.attempts++;
       this.failed(job, err);
       setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
@@ -303,7 +305,7 @@ export class BufferSet {
     try {
       await this.deps.manifest.commit([], files, job.tickets);
     } catch (err) {
-      await Promise.all(files.map((f) => this.deps.store.delete(f.path).catch(() => false)));
+      if (!(err instanceof ChangeHandedOn)) await Promise.all(files.map((f) => this.deps.store.delete(f.path).catch(() => false)));
       throw err;
     }
     // Registered: from this tick on, readers find the rows in the manifest, so they leave the snapshot now.

@@ -1,3 +1,4 @@
+import { AppError, messageOf } from '../lib/errors.ts';
 import type { CatalogDb } from './connection.ts';
 
 /** One Parquet data file as the catalog knows it. Times are epoch microseconds (UTC). */
@@ -63,11 +64,23 @@ const toFile = (r: Row): ManifestFile => ({
 /**
  * Where a manifest change must be accepted before it counts: etcd in a cluster. `commit` resolves
  * once the change is accepted and applied to this store (which the journal does through
- * `applyRemote`, in the journal's own order); it rejects, changing nothing, when it is refused.
+ * `applyRemote`, in the journal's own order); it rejects, changing nothing, when it is refused, or
+ * with `ChangeHandedOn` when the change is recorded but another node completes it.
  */
 export interface ManifestJournal {
   /** `covers`: the write-ahead tickets whose rows the added files hold (recorded in the same change). */
   commit(removed: readonly string[], added: readonly ManifestFile[], covers?: readonly unknown[]): Promise<void>;
+}
+
+/**
+ * A change the journal recorded whole but could not finish applying (this node lost its role, or etcd
+ * stopped answering): the next primary completes it, so its files must stay in storage and the work
+ * must not be done again here.
+ */
+export class ChangeHandedOn extends AppError {
+  constructor(cause: unknown) {
+    super('unavailable', `the manifest change is recorded but not complete; the next primary completes it (${messageOf(cause)})`, { headers: { 'Retry-After': '1' }, cause });
+  }
 }
 
 /** Which files exist, per measurement and time range: the query planner's index and the writers' ledger. */

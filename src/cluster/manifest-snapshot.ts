@@ -11,7 +11,8 @@ import { messageOf } from '../lib/errors.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import type { EtcdClient } from './etcd/etcd-client.ts';
 
-const manifestFile = z.object({
+/** A manifest record as etcd and the bucket store it. */
+export const manifestFile = z.object({
   path: z.string(),
   database: z.string(),
   measurement: z.string(),

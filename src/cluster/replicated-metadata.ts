@@ -68,15 +68,8 @@ export class ReplicatedMetadata {
   private async load(initial: boolean): Promise<void> {
     if (!initial) await this.drain().catch(() => undefined);
     const byTable = new Map<string, ReplicatedRow[]>(this.store.tables.map((t) => [t.table, []]));
-    let revision = 0;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.client.getPrefix(this.root, { limit: 500, ...(revision ? { revision } : {}), ...(after !== undefined ? { startAfter: after } : {}) });
-      revision ||= page.revision;
-      for (const kv of page.kvs) byTable.get(this.parse(kv.key).table)?.push(JSON.parse(kv.value) as ReplicatedRow);
-      if (!page.more || page.kvs.length === 0) break;
-      after = page.kvs[page.kvs.length - 1]!.key;
-    }
+    const { kvs, revision } = await this.client.getPrefixPaged(this.root);
+    for (const kv of kvs) byTable.get(this.parse(kv.key).table)?.push(JSON.parse(kv.value) as ReplicatedRow);
     for (const [table, rows] of byTable) {
       this.store.replaceAll(table, rows);
       this.onApplied(table);

@@ -15,6 +15,7 @@ import type { ColumnBatch } from '../ingest/index.ts';
 import { AppError, messageOf } from '../lib/errors.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
+import type { Put } from './flush-intent.ts';
 import { coveredPut, decodeSegment, encodeEntry, encodeSegment, fullyCovered, readSharedWal, SharedTicket, SharedWalKeys } from './shared-wal-state.ts';
 
 interface Log {
@@ -200,11 +201,11 @@ export class SharedWal {
     }
   }
 
-  /** The put that records `tickets` as flushed, for the transaction that registers their files. */
-  coverageOps(tickets: readonly unknown[]): Op[] {
+  /** The put that records `tickets` as flushed, for the change that registers their files. */
+  coverage(tickets: readonly unknown[]): Put[] {
     const put = coveredPut(this.keys, tickets);
     if (put) this.collectDue = true;
-    return put ? [{ put }] : [];
+    return put ? [put] : [];
   }
 
   /**

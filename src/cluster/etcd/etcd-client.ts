@@ -138,6 +138,20 @@ export class EtcdClient {
     return { kvs: r.kvs, revision: r.header.revision, more: r.more ?? false };
   }
 
+  /** Every key under `prefix` at one revision, read in pages of `pageSize` (no single answer grows past etcd's limits). */
+  async getPrefixPaged(prefix: string, pageSize = 500): Promise<{ kvs: KeyValue[]; revision: number }> {
+    const kvs: KeyValue[] = [];
+    let revision = 0;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.getPrefix(prefix, { limit: pageSize, ...(revision ? { revision } : {}), ...(after !== undefined ? { startAfter: after } : {}) });
+      revision ||= page.revision;
+      kvs.push(...page.kvs);
+      if (!page.more || page.kvs.length === 0) return { kvs, revision };
+      after = page.kvs[page.kvs.length - 1]!.key;
+    }
+  }
+
   /** Writes one key (attached to `lease` when given); returns the new revision. */
   async put(key: string, value: string, lease?: string): Promise<number> {
     const r = await this.call('/v3/kv/put', { key: b64(key), value: b64(value), ...(lease ? { lease } : {}) }, z.object({ header: rangeSchema.shape.header }));
