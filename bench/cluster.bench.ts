@@ -12,6 +12,9 @@
  * cluster's writer and the standalone server with its WAL run with --cpu-prof there; the pids are printed). Needs etcd (Debian etcd-server) on PATH.
  * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
  * etcd members) during the ingest turns is printed per million lines, for both set-ups.
+ * A third set-up, a writer with cluster.failover_enabled = false (it acknowledges from its own WAL,
+ * BENCH_OFF_WAL = true by default, not the shared WAL), takes its own turns: the cost of clustering
+ * itself, against the standalone server with the same durability.
  * BENCH_BASELINE (the root of another checkout, e.g. main's worktree): a second cluster (own bucket and
  * etcd prefix) runs that checkout's code and takes its own ingest turns, for a before/after in one run.
  */
@@ -31,6 +34,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 const PROFILE = process.env.BENCH_PROFILE;
 const BASELINE = process.env.BENCH_BASELINE;
+/** wal.enabled of the failover-off cluster's writer (default true: the standalone-with-WAL durability). */
+const OFF_WAL = process.env.BENCH_OFF_WAL ?? 'true';
 
 /** CPU seconds (user + system, every thread) a process has used so far. */
 function cpuSeconds(pid: number): number {
@@ -113,10 +118,11 @@ async function latency(s: TestServer, sql: string): Promise<number> {
 
 const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SELECT host, avg(usage_user) FROM bench.cpu GROUP BY host' };
 
-const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'fo'])]);
+const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'clusoff', 'fo'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
-const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
+const offWriterKey = `ingest (lines/s), cluster with failover off (the writer's own WAL ${OFF_WAL === 'true' ? 'on' : 'off'}, no shared WAL)`;
+const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, off: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
 const walUse: WalMetrics = { commits: 0, entries: 0, bytes: 0, put_seconds: 0, commit_seconds: 0 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -136,12 +142,15 @@ try {
         ),
       )
     : null;
+  // Failover off: the writer acknowledges from its own WAL, so this is the cost of clustering alone.
+  const off = await startServer({ env: { ...cl('off', 'writer'), ...s3.env('clusoff'), SVC_CLUSTER_NAME: 'off', SVC_CLUSTER_FAILOVER_ENABLED: 'false', SVC_WAL_ENABLED: OFF_WAL } });
   if (PROFILE) console.log(`profiles in ${PROFILE}: cluster writer pid ${writer.proc.pid}, standalone with its WAL pid ${soloWal.proc.pid}`);
   await Bun.sleep(1500); // the writer wins its election
   const baselineRates: number[] = [];
   const soloRates: number[] = [];
   const soloWalRates: number[] = [];
   const clusterRates: number[] = [];
+  const offRates: number[] = [];
   const etcdPids = etcd.members.map((m) => m.proc!.pid);
   for (let round = 0; round < ROUNDS; round++) {
     soloRates.push((await ingest(solo)).rate);
@@ -150,12 +159,15 @@ try {
     clusterRates.push(await metered(cpuUse.cluster, { svc: [writer.proc.pid, reader.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(writer)));
     const w1 = await walMetrics(writer);
     for (const k of WAL_METRICS) walUse[k] += w1[k] - w0[k];
+    offRates.push(await metered(cpuUse.off, { svc: [off.proc.pid], s3rver: s3.pid, etcd: etcdPids }, () => ingest(off)));
     if (old) baselineRates.push(await metered(cpuUse.baseline, { svc: old.map((o) => o.proc.pid), s3rver: s3.pid, etcd: etcdPids }, () => ingest(old[0]!)));
   }
   if (old) {
     results['ingest (lines/s), cluster on the baseline code'] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(baselineRates) };
     await Promise.all(old.map((o) => o.cleanup()));
   }
+  results[offWriterKey] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(offRates) };
+  await off.cleanup();
   for (const s of [solo, soloWal, writer]) await s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
   await Bun.sleep(500);
   results['ingest (lines/s)'] = { solo: median(soloRates), soloWal: median(soloWalRates), cluster: median(clusterRates) };
@@ -185,7 +197,7 @@ for (const [k, v] of Object.entries(results)) {
 }
 console.log('\n| CPU seconds per million lines ingested | svc | of which the writer | s3rver | etcd (3 members) | total |');
 console.log('|---|---:|---:|---:|---:|---:|');
-for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster], ...(BASELINE ? [['cluster on the baseline code', cpuUse.baseline] as const] : [])] as const) {
+for (const [k, u] of [['standalone with its local WAL on', cpuUse.soloWal], ['cluster (writer and reader)', cpuUse.cluster], ['cluster with failover off (writer)', cpuUse.off], ...(BASELINE ? [['cluster on the baseline code', cpuUse.baseline] as const] : [])] as const) {
   const per = (x: number) => ((x / u.lines) * 1e6).toFixed(2);
   console.log(`| ${k} | ${per(u.svc)} | ${per(u.first)} | ${per(u.s3rver)} | ${per(u.etcd)} | ${per(u.svc + u.s3rver + u.etcd)} |`);
 }

@@ -199,6 +199,9 @@ async function composeServices(
     ? new SharedManifest(cluster.client, cluster.settings.prefix, manifest, manifestLog, () => cluster.commitFence(), snapshots, () => cluster.stepDown('a manifest registration was fenced'))
     : null;
   // A writer acknowledges a write once it is in the shared WAL (bucket + etcd), not only on its own disk.
+  // With failover off no standby ever takes over a dead writer's buffer (the role waits for that node
+  // or an operator), so its own WAL is as durable as a standalone server's, and a write does not wait
+  // for a PUT and a transaction; its shared WAL then only replays what a run with failover on left.
   const sharedWal =
     cluster && config.cluster.role === 'writer'
       ? new SharedWal({
@@ -221,8 +224,10 @@ async function composeServices(
           log: logger.child({ component: 'shared-wal' }),
         })
       : null;
+  const sharedAppends = sharedWal && config.cluster.failover_enabled ? sharedWal : null;
   if (sharedWal) {
-    if (config.wal.enabled) logger.warn('wal.enabled is ignored on a cluster writer: the shared WAL (bucket + etcd) holds every write until it is flushed');
+    if (sharedAppends && config.wal.enabled) logger.warn('wal.enabled is ignored on a cluster writer: the shared WAL (bucket + etcd) holds every write until it is flushed');
+    if (!sharedAppends) logger.info(`cluster.failover_enabled is false: writes are acknowledged ${config.wal.enabled ? "once in this node's WAL" : 'once buffered (wal.enabled is false)'}, not in the shared WAL`);
     sharedManifest!.coverage = (covers) => sharedWal.coverage(covers);
     services.add('shared wal', () => sharedWal.close());
   }
@@ -320,12 +325,31 @@ async function composeServices(
   // One DatabaseStore for the whole process: it caches known names, so a second instance would go stale.
   const databases = new DatabaseStore(catalog);
   databasesChanged = () => databases.reload();
-  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled && !sharedWal ? wal : null, sharedWal, storageProblem: () => gate.writeProblem() });
+  const writes = new WriteService({ buffers, databases, metrics, wal: wal.enabled && !sharedAppends ? wal : null, sharedWal: sharedAppends, storageProblem: () => gate.writeProblem() });
   if (cluster) {
     metrics.clusterIsPrimary.collectFrom(() => (config.cluster.role === 'writer' && cluster.isLeader ? 1 : 0));
     cluster.onFailover = () => metrics.clusterFailovers.inc();
   }
-  if (cluster && sharedWal) {
+  if (cluster && sharedWal && !sharedAppends) {
+    // Failover off: the buffer holds this node's own acknowledged rows (its WAL keeps them), which it
+    // flushes once it leads again. Segments a run with failover on left unflushed are buffered once and
+    // flushed before any write is taken, so no later demotion can leave them both here and replayed elsewhere.
+    const buffered = new Set<string>();
+    cluster.onElected = async () => {
+      // A large flush recorded as an intent by the last holder (this node before a crash, or a run with
+      // failover on) registers the rest of its files and its coverage before anything is replayed.
+      await sharedManifest!.completeIntents();
+      const n = await sharedWal.replay((database, batches, ticket) => {
+        const key = `${ticket.segment}/${ticket.entry}`;
+        if (buffered.has(key)) return;
+        buffered.add(key);
+        buffers.append(database, batches, ticket);
+      });
+      if (n > 0 && !(await buffers.flushAll(30_000))) throw new Error('cannot flush the shared WAL entries left by a run with failover on within 30 s');
+    };
+  }
+  if (cluster && sharedAppends) {
+    const sharedWal = sharedAppends;
     const walLog = logger.child({ component: 'shared-wal' });
     // A new primary buffers what no registered file holds before it takes any write.
     cluster.onElected = async () => {
@@ -345,8 +369,8 @@ async function composeServices(
       const rows = buffers.discardAll();
       if (rows > 0) walLog.warn('no longer the primary writer: dropped the unflushed rows (the new primary replays them from the shared WAL)', { rows });
     };
-    sharedWal.startCollecting(() => cluster.isLeader);
   }
+  if (cluster && sharedWal) sharedWal.startCollecting(() => cluster.isLeader);
   // Every body read whole shares one memory budget, so concurrent decompression bombs cannot add up.
   const body = requestBody({ maxBytes: config.server.max_payload_size, inflight: new ByteBudget(inflightBodyLimit(config)) });
   // Large line-protocol and MessagePack bodies are parsed in Workers, so both cores take requests (ingest.parse_workers).

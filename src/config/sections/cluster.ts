@@ -12,7 +12,7 @@ export const clusterSection = z.object({
   advertise_url: str('', "This node's HTTP URL as other nodes reach it, for forwarded requests (empty: http://<host>:<port>)"),
   shared_secret: secret('', 'Authenticates requests forwarded between nodes; the same on every node'),
   heartbeat_interval: duration('1s', 'How often a node renews its membership in etcd'),
-  failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor loses its lease without resigning (false: the role stays empty until that node is back or an admin calls DELETE /api/v1/cluster/elections/<writer|compactor>/holder; a graceful stop still hands over)'),
+  failover_enabled: bool(true, 'Let a standby take over when the active writer or compactor loses its lease without resigning (false: the role stays empty until that node is back or an admin calls DELETE /api/v1/cluster/elections/<writer|compactor>/holder; a graceful stop still hands over). With false a writer acknowledges writes once in its own WAL, not in the shared WAL'),
   failover_timeout: duration('30s', 'How long heartbeats may be missing before another node takes over'),
   failover_cooldown: duration('60s', 'An active writer or compactor elected less than this long ago that lost its lease but campaigns again keeps the role (the next node lets it lead); one that is gone is replaced at once, whatever the cooldown'),
   wal_group_commit: duration('50ms', "How long a group of writes waits for more before the primary writer commits it to the shared WAL (one segment in the bucket, registered in etcd) and acknowledges it, counted from its first write or the end of the previous commit; a group that holds as many writes as the last one is committed at once"),
