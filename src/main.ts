@@ -40,7 +40,7 @@ import {
   runTokenCommand,
   type ParsedArgs,
 } from './cli/index.ts';
-import { ManifestSnapshots, ReplicatedMetadata, SharedManifest, SharedWal, defaultAdvertiseUrl, openCluster, snapshotKey } from './cluster/index.ts';
+import { ManifestSnapshots, ReplicatedMetadata, SharedManifest, SharedWal, LocalWalCoverage, defaultAdvertiseUrl, openCluster, snapshotKey } from './cluster/index.ts';
 import { ConfigError, loadConfig, renderEffectiveConfig, type Config } from './config/index.ts';
 import { createGovernance } from './governance/index.ts';
 import { consoleRoutes, type MemoryFetch } from './console/index.ts';
@@ -85,7 +85,7 @@ import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsR
 import { ManifestTableSource, QueryService } from './query/index.ts';
 import { startPgWire } from './pgwire/index.ts';
 import { CLUSTER_SHARED_STORAGE, FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
-import { openWal, type WalTicket } from './wal/index.ts';
+import { entryId, openWal, type WalTicket } from './wal/index.ts';
 import { FileMover, TieredObjectStore, TieringService, TieringStore, openColdStore } from './tiering/index.ts';
 
 /**
@@ -285,6 +285,17 @@ async function composeServices(
   // The WAL opens before the buffers (they release its tickets); its files are replayed before /ready.
   const wal = await openWal(config.wal, metrics, logger);
   services.add('wal', () => wal.close());
+  // Failover off: the flushes' registrations record the local WAL entries they hold, so a crash before
+  // the release records (or part way through a flush intent) replays none of them twice.
+  const localCoverage =
+    cluster && sharedWal && !sharedAppends && wal.enabled
+      ? new LocalWalCoverage(cluster.client, cluster.settings.prefix, cluster.settings.nodeId, (entry) => wal.holds(entry), logger.child({ component: 'wal' }))
+      : null;
+  if (localCoverage) {
+    sharedManifest!.coverage = (covers) => [...sharedWal!.coverage(covers), ...localCoverage.coverage(covers)];
+    localCoverage.startSweeping();
+    services.add('local wal coverage', () => localCoverage.stop());
+  }
   const i = config.ingest;
   const buffers = await BufferSet.create(
     { instance: writeDuck, store, manifest, metrics, logger, onRelease: (ticket) => wal.release(ticket as WalTicket) },
@@ -504,7 +515,9 @@ async function composeServices(
   const diagnostics = startDiagnostics(env, { logger, activity });
   services.add('diagnostics', () => diagnostics?.stop());
   // Replayed rows are buffered with their old entry's ticket; that file stays until they are flushed.
+  const flushed = localCoverage ? await localCoverage.covered() : null;
   await wal.replay(async (database, batches, ticket) => {
+    if (flushed?.has(entryId(ticket))) return void wal.release(ticket);
     // Backpressure, not failure: replay waits for flush-queue room as long as it takes.
     while (!(await buffers.waitForRoom().then(() => true, () => false))) await Bun.sleep(100);
     buffers.append(database, batches, ticket);

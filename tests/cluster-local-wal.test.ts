@@ -3,14 +3,16 @@
  * not in the shared WAL (no PUT or etcd transaction per write), against a real etcd, s3rver and svc
  * processes: a writer killed -9 and restarted replays its WAL and stores every acknowledged batch once;
  * shared WAL segments a crashed run with failover on left behind are replayed once when the node comes
- * back with failover off; a graceful stop hands over to a standby with nothing lost.
+ * back with failover off; a graceful stop hands over to a standby with nothing lost; a writer killed
+ * right after registering a flush, or part way through a flush intent, replays none of its rows twice.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EtcdClient } from '../src/cluster/etcd/etcd-client.ts';
 import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
-import { flush, ns, query } from './helpers/lifecycle.ts';
+import { flush, ns, query, writeLines } from './helpers/lifecycle.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 import { waitFor as until } from './helpers/until.ts';
@@ -110,4 +112,57 @@ describe.skipIf(!hasEtcd)('a cluster writer with failover off keeps its own WAL 
     for (let i = 0; i < 2; i++) await write();
     await expectAcknowledgedOnce(standby);
   }, 60_000);
+
+  /** Rows per hour of `db.m` on `n`. */
+  const perHour = async (n: TestServer, db: string) => {
+    const rows = await query(n, `SELECT CAST(floor(epoch_ms(time) / 3600000) AS BIGINT) AS h, count(*) AS n FROM ${db}.m GROUP BY h`);
+    return new Map(rows.map((r) => [Number(r.h) - H0 / 3_600_000, Number(r.n)]));
+  };
+
+  /** A failover-off writer killed (-9, by a failpoint) in the middle of flushing `hours` hour-files of 3 rows, then restarted. */
+  const crashInFlush = async (failpoint: string, hours: number) => {
+    const name = `lwal-${failpoint.split(/[.:]/)[1]}`;
+    const db = name.replaceAll('-', '_');
+    const dir = mkdtempSync(join(tmpdir(), `svc-local-wal-${name}-`));
+    dirs[name] = dir;
+    const env = (extra: Record<string, string>) => ({
+      ...s3.env('lwal', name),
+      ...clusterNodeEnv(etcd, name, 'w', 'writer'),
+      SVC_CLUSTER_FAILOVER_ENABLED: 'false',
+      SVC_CLUSTER_FAILOVER_TIMEOUT: '2s',
+      SVC_CLUSTER_MANIFEST_SNAPSHOT_INTERVAL: '0',
+      SVC_WAL_ENABLED: 'true',
+      SVC_INGEST_MAX_BUFFER_AGE_MS: '600000',
+      ...extra,
+    });
+    const leads = async (n: TestServer) => (await json(n, 'GET', '/api/v1/cluster/local')).body.is_leader === true;
+    let w = await startServer({ dir, keepDir: true, env: env({ SVC_FAILPOINT: failpoint }) });
+    nodes[name] = w;
+    await until(`${name} to lead`, () => leads(w), 20_000);
+    const lines: string[] = [];
+    for (let h = 0; h < hours; h++) for (let i = 0; i < 3; i++) lines.push(`m,hour=h${h} v=${i}i ${ns(H0 + h * 3_600_000 + i * 1000)}`);
+    await writeLines(w, db, lines);
+    await w.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' }).catch(() => null);
+    await w.proc.exited;
+    expect(w.proc.signalCode).toBe('SIGKILL');
+
+    w = await startServer({ dir, keepDir: true, env: env({}) });
+    nodes[name] = w;
+    await until(`${name} to lead again`, () => leads(w), 20_000);
+    const exactlyOnce = async () => {
+      const seen = await perHour(w, db);
+      expect([...seen].filter(([h, n]) => n !== 3 || h < 0 || h >= hours)).toEqual([]);
+      expect(seen.size).toBe(hours);
+    };
+    await exactlyOnce();
+    await flush(w);
+    await exactlyOnce();
+    // The coverage records go once their entries' release records are on disk.
+    const client = new EtcdClient({ endpoints: etcd.endpoints });
+    await until('the local WAL coverage records to be swept', async () => (await client.getPrefix(`/svc/v1/${name}/local-wal/`)).kvs.length === 0, 30_000);
+  };
+
+  test('killed after a flush registered in one transaction, or part way through a flush intent, the restarted writer replays none of the flushed rows twice', async () => {
+    await Promise.all([crashInFlush('manifest.after_commit:1', 5), crashInFlush('manifest.after_chunk:1', 150)]);
+  }, 90_000);
 });

@@ -14,3 +14,4 @@ export { ReplicatedMetadata } from './replicated-metadata.ts';
 export { destinationOf, type Destination } from './request-routing.ts';
 export { SharedWal, notPrimary, NOT_PRIMARY_HEADER } from './shared-wal.ts';
 export { SharedTicket } from './shared-wal-state.ts';
+export { LocalWalCoverage } from './local-wal-coverage.ts';

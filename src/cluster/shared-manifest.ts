@@ -221,6 +221,7 @@ export class SharedManifest implements ManifestJournal {
       throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');
     }
     await this.appliedUpTo(r.revision, gone, added);
+    failpoint('manifest.after_commit');
   }
 
   /** The operations that remove `gone` and register `added`, and move the head key. */

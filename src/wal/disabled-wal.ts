@@ -23,6 +23,11 @@ export class DisabledWal implements WriteAheadLog {
   /** Does nothing. */
   release(_ticket: WalTicket): void {}
 
+  /** Holds nothing. */
+  holds(_entry: string): boolean {
+    return false;
+  }
+
   /** Replays nothing; warns when `*.wal` files from an earlier run are waiting (they replay once the WAL is enabled again). */
   async replay(): Promise<ReplayResult> {
     const waiting = scanDirectory(this.opts.directory).segments.length;

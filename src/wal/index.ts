@@ -11,6 +11,7 @@ import { Wal } from './wal.ts';
 export { Wal } from './wal.ts';
 export { DisabledWal } from './disabled-wal.ts';
 export { encodeBatches, decodeBatches, type DecodedWrite } from './batch-codec.ts';
+export { entryId } from './types.ts';
 export type { SyncMode } from './segment.ts';
 export type {
   WalTicket,

@@ -3,6 +3,11 @@ import type { ColumnBatch } from '../ingest/index.ts';
 import type { SvcMetrics } from '../observability/index.ts';
 import type { SyncMode } from './segment.ts';
 
+/** A stable name of the entry a ticket stands for: its segment and offset. */
+export function entryId(t: Pick<WalTicket, 'segment' | 'offset'>): string {
+  return `${t.segment}:${t.offset}`;
+}
+
 /** Proof that one append is in the WAL; hand it back to `release` once every row of it is flushed. */
 export interface WalTicket {
   /** Sequence number of the segment holding the entry (0 for the disabled WAL). */
@@ -126,6 +131,8 @@ export interface WriteAheadLog {
   readonly enabled: boolean;
   append(database: string, batches: ColumnBatch[]): Promise<WalTicket>;
   release(ticket: WalTicket): void;
+  /** True while the entry (see entryId) is not released. */
+  holds(entry: string): boolean;
   replay(apply: ReplayApply): Promise<ReplayResult>;
   status(): WalStatus;
   files(): WalFiles;

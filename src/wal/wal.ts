@@ -11,7 +11,7 @@ import type { Logger } from '../observability/index.ts';
 import { FILE_HEADER, frameData, frameRelease, type EntryId } from './frame.ts';
 import { replaySegments, type ReplayHost } from './replay.ts';
 import { Segment } from './segment.ts';
-import type { CleanupResult, ReplayApply, ReplayResult, WalFiles, WalHealth, WalMetrics, WalOptions, WalStatus, WalTicket, WriteAheadLog } from './types.ts';
+import { entryId, type CleanupResult, type ReplayApply, type ReplayResult, type WalFiles, type WalHealth, type WalMetrics, type WalOptions, type WalStatus, type WalTicket, type WriteAheadLog } from './types.ts';
 import { listFiles, removeRecovered, scanDirectory } from './wal-files.ts';
 import { buildHealth, buildStatus, type WalCounters } from './wal-report.ts';
 
@@ -27,6 +27,8 @@ export class Wal implements WriteAheadLog {
   private nextSeq: number;
   private unreplayed: number[];
   private readonly outstanding = new WeakSet<WalTicket>();
+  /** The entries issued and not released, by entryId. */
+  private readonly unreleased = new Set<string>();
   private releases: EntryId[] = [];
   private releaseQueued = false;
   private dirUnsynced = false;
@@ -102,6 +104,7 @@ export class Wal implements WriteAheadLog {
   /** Marks an append's rows as flushed. Unknown or already released tickets are ignored. */
   release(ticket: WalTicket): void {
     if (!this.outstanding.delete(ticket)) return;
+    this.unreleased.delete(entryId(ticket));
     const seg = this.live.get(ticket.segment);
     if (seg) seg.pending--;
     this.releases.push({ segment: ticket.segment, offset: ticket.offset });
@@ -110,6 +113,11 @@ export class Wal implements WriteAheadLog {
       this.releaseQueued = true;
       queueMicrotask(() => this.writeReleases());
     }
+  }
+
+  /** True while the entry's rows are not all flushed (its ticket was issued and not released). */
+  holds(entry: string): boolean {
+    return this.unreleased.has(entry);
   }
 
   /** Replays the `*.wal` files found at open into `apply`, once; see replay.ts for the durability rules. */
@@ -177,6 +185,7 @@ export class Wal implements WriteAheadLog {
   private issue(seg: Segment, offset: number, records: number): WalTicket {
     const ticket: WalTicket = Object.freeze({ segment: seg.seq, offset, records });
     this.outstanding.add(ticket);
+    this.unreleased.add(entryId(ticket));
     return ticket;
   }
 
