@@ -5,7 +5,8 @@
  * a bounded time, and every acknowledged batch is stored exactly once; also when etcd fails the
  * writer's reads of its election right as it campaigns again (the writer reaches etcd through a proxy
  * per member that can refuse them, as a loaded etcd does), which used to leave the cluster with a
- * writer that held the election without ever leading again.
+ * writer that held the election without ever leading again. And a flush whose registration went
+ * through in etcd but whose answer was lost keeps its files (it used to delete them).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
@@ -105,5 +106,16 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
     expect(proxies.reduce((n, p) => n + p.refused, 0)).toBeGreaterThan(0);
     expect(writer.output()).toContain('cannot follow the election; retrying');
     await expectAcknowledgedOnce();
+  }, 60_000);
+
+  test('a flush whose registering transaction went through but whose answer was lost keeps its files: every batch once, every file readable', async () => {
+    for (let i = 0; i < 5; i++) expect((await write()).status).toBe(204);
+    for (const p of proxies) p.loseTxnAnswers('/manifest/files/', 1);
+    await flush(writer);
+    expect(proxies.reduce((n, p) => n + p.lost, 0)).toBe(1);
+    await expectAcknowledgedOnce();
+    // A file deleted after its registration would fail this read of every file.
+    const files = await query(reader, 'SELECT count(*) AS n FROM lone.lone');
+    expect(Number(files[0]!.n)).toBe(acked.length * 5);
   }, 60_000);
 });

@@ -215,7 +215,22 @@ export class SharedManifest implements ManifestJournal {
     const fence = this.fence();
     const registered = (p: string): Compare => exists(this.root + p);
     const compare: Compare[] = [...gone.map(registered), ...kept.map(registered), ...(fence ? [fence] : [])];
-    const r = await this.client.txn(compare, [...this.fileOps(gone, added), ...coverage.map((put): Op => ({ put }))]);
+    let r: TxnResult;
+    try {
+      r = await this.client.txn(compare, [...this.fileOps(gone, added), ...coverage.map((put): Op => ({ put }))]);
+    } catch (err) {
+      if (added.length === 0) throw err;
+      // The answer was lost, not necessarily the transaction: the caller would delete files it may have
+      // registered. etcd says whether it holds the first of them (each record names a unique path).
+      let kv: Awaited<ReturnType<EtcdClient['get']>>;
+      try {
+        kv = await this.settle(() => this.client.get(this.root + added[0]!.path));
+      } catch (unsettled) {
+        throw new ChangeHandedOn(unsettled);
+      }
+      if (kv?.value !== JSON.stringify(added[0])) throw err;
+      return this.appliedUpTo(kv.mod_revision, gone, added);
+    }
     if (!r.succeeded) {
       if (fence && !gone.length && !kept.length) this.onFenced();
       throw new AppError('conflict', 'cannot commit the manifest change: a file it replaces is no longer registered, or this node no longer holds its role');

@@ -1,8 +1,9 @@
 /**
  * An HTTP proxy in front of one real etcd member's JSON gateway, for one node's view of etcd: it
  * passes every request through (watch streams included) until told to refuse the range reads of a
- * key prefix for a while, answering them as a member that timed out would. That is how a loaded
- * etcd fails a node's reads at the worst moment, made to happen when a test wants it.
+ * key prefix for a while, answering them as a member that timed out would, or to lose the answer of
+ * a transaction it did pass on. That is how a loaded etcd fails a node's requests at the worst moment,
+ * made to happen when a test wants it.
  */
 import { Buffer } from 'node:buffer';
 
@@ -10,6 +11,10 @@ export interface EtcdProxy {
   url: string;
   /** Refuses `/v3/kv/range` requests whose key starts with `prefix` for the next `ms` milliseconds. */
   failRanges(prefix: string, ms: number): void;
+  /** Passes the next `count` transactions that put a key containing `fragment` to etcd, then answers them as timed out. */
+  loseTxnAnswers(fragment: string, count: number): void;
+  /** Transaction answers lost so far. */
+  readonly lost: number;
   /** Range reads refused so far. */
   readonly refused: number;
   stop(): void;
@@ -18,6 +23,11 @@ export interface EtcdProxy {
 export function startEtcdProxy(target: string): EtcdProxy {
   let rule: { prefix: string; until: number } | null = null;
   let refused = 0;
+  let lose: { fragment: string; count: number } | null = null;
+  let lost = 0;
+  const putsOf = (body: ArrayBuffer) =>
+    ((JSON.parse(new TextDecoder().decode(body)) as { success?: { request_put?: { key: string } }[] }).success ?? []).flatMap((op) => (op.request_put ? [Buffer.from(op.request_put.key, 'base64').toString()] : []));
+  const timedOut = () => Response.json({ error: 'etcdserver: request timed out', code: 14, message: 'etcdserver: request timed out' }, { status: 503 });
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -29,10 +39,16 @@ export function startEtcdProxy(target: string): EtcdProxy {
         const key = Buffer.from((JSON.parse(new TextDecoder().decode(body)) as { key?: string }).key ?? '', 'base64').toString();
         if (key.startsWith(rule.prefix)) {
           refused++;
-          return Response.json({ error: 'etcdserver: request timed out', code: 14, message: 'etcdserver: request timed out' }, { status: 503 });
+          return timedOut();
         }
       }
       const res = await fetch(target + url.pathname + url.search, { method: req.method, headers: req.headers, body: body.byteLength ? body : undefined, signal: req.signal });
+      if (lose && lose.count > 0 && url.pathname === '/v3/kv/txn' && putsOf(body).some((k) => k.includes(lose!.fragment))) {
+        lose.count--;
+        lost++;
+        await res.arrayBuffer();
+        return timedOut();
+      }
       return new Response(res.body, { status: res.status, headers: res.headers });
     },
   });
@@ -43,6 +59,12 @@ export function startEtcdProxy(target: string): EtcdProxy {
     },
     get refused() {
       return refused;
+    },
+    loseTxnAnswers(fragment, count) {
+      lose = { fragment, count };
+    },
+    get lost() {
+      return lost;
     },
     stop: () => void server.stop(true),
   };
