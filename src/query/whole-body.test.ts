@@ -45,3 +45,15 @@ test('a buffer given back is reused by the next body; a zero budget builds no bo
   expect(again.buffer).toBe(sent.buffer);
   expect(new WholeBodies(0).open()).toBeNull();
 });
+
+test('kept buffers are let go once no body was built for the idle time', async () => {
+  const bodies = new WholeBodies(8 << 20, 20);
+  const first = bodies.open()!;
+  first.add([bytes(1 << 20, 1)]);
+  const { bytes: sent, sent: done } = first.handOver();
+  done();
+  await Bun.sleep(60);
+  const next = bodies.open()!;
+  next.add([bytes(10, 2)]);
+  expect(next.handOver().bytes.buffer).not.toBe(sent.buffer);
+});

@@ -11,12 +11,15 @@
  * body it is handed), so a buffer is free again as soon as its body is built.
  *
  * Memory is bounded by the budget: the bytes held by bodies being built at once, across requests. A
- * body that would go past it streams instead (result-stream.ts). At most KEEP buffers are kept.
+ * body that would go past it streams instead (result-stream.ts). At most KEEP buffers are kept, and
+ * none once no body was built for IDLE_MS.
  */
 import { ByteBudget } from '../lib/byte-budget.ts';
 
 /** Buffers kept for later results (one per query running at once on a 2-core box). */
 const KEEP = 2;
+/** Kept buffers are let go after this long without a body built (an idle server gives the memory back). */
+const IDLE_MS = 30_000;
 /** The first buffer a new body takes, when no kept one is free. */
 const FIRST_BYTES = 64 << 10;
 
@@ -25,8 +28,12 @@ export class WholeBodies {
   /** Bytes all bodies being built at once may hold (limit 0: none, every large result streams). */
   readonly budget: ByteBudget;
   private readonly free: Uint8Array[] = [];
+  private idle: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(budgetBytes: number) {
+  constructor(
+    budgetBytes: number,
+    private readonly idleMs = IDLE_MS,
+  ) {
     this.budget = new ByteBudget(budgetBytes);
   }
 
@@ -45,6 +52,9 @@ export class WholeBodies {
     this.free.push(buf);
     this.free.sort((a, b) => b.byteLength - a.byteLength);
     this.free.length = Math.min(this.free.length, KEEP);
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = setTimeout(() => (this.free.length = 0), this.idleMs);
+    this.idle.unref?.();
   }
 }
 
