@@ -82,7 +82,7 @@ import { UNRESTRICTED } from './lib/table-access.ts';
 import { VERSION } from './lib/version.ts';
 import { createMemoryService, svcFetch } from './memory/index.ts';
 import { Logger, createSvcMetrics, memoryDetail, startDiagnostics, startMetricsRuntime } from './observability/index.ts';
-import { ManifestTableSource, QueryService } from './query/index.ts';
+import { ManifestTableSource, QueryService, WholeBodies } from './query/index.ts';
 import { startPgWire } from './pgwire/index.ts';
 import { CLUSTER_SHARED_STORAGE, FileReaper, holdStorageLock, meteredStore, openObjectStore, storageGate, type OpenedStore } from './storage/index.ts';
 import { entryId, openWal, type WalTicket } from './wal/index.ts';
@@ -466,7 +466,7 @@ async function composeServices(
       ['/api/v1/audit', audit ? auditRoutes(audit) : disabledRoutes('the audit log', 'audit_log.enabled')],
       ['/api/v1/cluster', clusterRoutes(() => cluster, (database) => manifest.listAll(database))],
       ['/api/v1', exportRoutes(queries)],
-      ['/api/v1', queryRoutes(queries)],
+      ['/api/v1', queryRoutes(queries, new WholeBodies(config.query.whole_body_memory))],
       ...(config.console.enabled ? [['/', consoleRoutes({ memory: () => memoryFetch })] satisfies [string, unknown]] : []),
     ],
   });

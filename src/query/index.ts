@@ -3,6 +3,7 @@ export { QueryService, type QueryServiceOptions, type QueryRequest, type QueryOu
 export { ManifestTableSource, type TableSource, type SourceFile, type BufferedRows } from './table-source.ts';
 export type { QueryProfile, ChunkEncoder } from './execution.ts';
 export { streamQuery, type Emit, type StreamEncoder, type ResultMeta, type QueryBody, type StreamOptions } from './result-stream.ts';
+export { WholeBodies } from './whole-body.ts';
 export { INTERNAL_ORIGIN, type QueryGate, type QueryAdmission, type QueryOrigin, type StopReason } from './query-gate.ts';
 export type { QueryEstimate, RefEstimate } from './estimate.ts';
 export { JsonEncoder } from './encode/json-encoder.ts';

@@ -1,7 +1,10 @@
 /**
- * Query results as response bodies. A large result streams: the encoder hands over each batch's bytes
- * as soon as they are written, so encoding (this thread and the JSON workers) and sending overlap, and
- * the body is never held whole. A small one is sent whole, with its length.
+ * Query results as response bodies. A result whose body fits the server's whole-body budget
+ * (whole-body.ts, `query.whole_body_memory`) is encoded in full and sent whole, with its length: Bun's
+ * fetch client reads such a body for a third of the CPU of a chunked one. A larger result streams: the
+ * encoder hands over each batch's bytes as soon as they are written, so encoding (this thread and the
+ * JSON workers) and sending overlap, and the body is never held whole. Without a budget, a result
+ * under STREAM_AFTER_BYTES is sent whole and a larger one streams.
  *
  * The promise settles once the query has run and the body is handed over: every engine error, timeout
  * and encoding error up to then is an ordinary error response. An error after the first streamed byte
@@ -12,11 +15,12 @@ import { AppError } from '../lib/errors.ts';
 import type { ChunkEncoder, QueryProfile } from './execution.ts';
 import type { ResultColumn } from './encode/result.ts';
 import type { QueryRequest, QueryService } from './query-service.ts';
+import type { WholeBodies } from './whole-body.ts';
 
 /**
  * Hands encoded bytes to the response, in order. `sent`, when given, is called once the parts have
- * left for the socket, after which the encoder may write into their memory again; it is never
- * called when the body is sent whole (a Blob keeps its parts) or collected.
+ * left for the socket (or were copied into a whole body), after which the encoder may write into
+ * their memory again; it is never called for parts a Blob or a collecting reader keeps.
  */
 export type Emit = (parts: Uint8Array[], sent?: () => void) => void;
 
@@ -63,11 +67,13 @@ export interface StreamOptions {
    * memory rewrote bytes they had not read yet (corrupt JSON from ~50k rows).
    */
   recycleSentParts?: boolean;
+  /** Bodies sent whole with their length while they fit this budget (see whole-body.ts); without it, only those under STREAM_AFTER_BYTES. */
+  wholeBodies?: WholeBodies;
 }
 
 /**
- * Runs `req` and resolves with its body: the whole body when the result ends within STREAM_AFTER_BYTES,
- * else a stream, as soon as that much is encoded.
+ * Runs `req` and resolves with its body: the whole body when the result ends within the whole-body
+ * budget (or STREAM_AFTER_BYTES without one), else a stream, as soon as that much is encoded.
  */
 export function streamQuery(
   queries: QueryService,
@@ -79,7 +85,10 @@ export function streamQuery(
   const gone = new AbortController();
   let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   let wake: (() => void) | null = null;
-  let held: Uint8Array[] = [];
+  /** The body being built whole, until it is sent or goes past the budget. */
+  const whole = options.wholeBodies?.open() ?? null;
+  /** Parts waiting for the stream: past the budget (with their `sent`), or all of a small body without one. */
+  let held: { parts: Uint8Array[]; sent?: () => void }[] = [];
   let heldBytes = 0;
   /** Bytes enqueued so far, and the `sent` callbacks waiting, each with the enqueued total after its parts. */
   let enqueued = 0;
@@ -108,47 +117,68 @@ export function streamQuery(
       },
       { highWaterMark: HIGH_WATER_BYTES, size: (p) => p?.byteLength ?? 0 },
     );
+  const enqueue: Emit = (parts, sent) => {
+    for (const p of parts) if (p.byteLength > 0) (controller!.enqueue(p), (enqueued += p.byteLength));
+    // Streamed parts are handed back only to a reader that is known to be done with them (see StreamOptions).
+    if (sent && options.recycleSentParts) waiting.push({ end: enqueued, sent });
+  };
   const emit: Emit = (parts, sent) => {
-    for (const p of parts) {
-      if (p.byteLength === 0) continue;
-      if (controller) (controller.enqueue(p), (enqueued += p.byteLength));
-      else (held.push(p), (heldBytes += p.byteLength));
-    }
-    // Parts held for a whole body stay with it: their memory is never handed back. Streamed parts are
-    // handed back only to a reader that is known to be done with them (see StreamOptions).
-    if (sent && controller && options.recycleSentParts) waiting.push({ end: enqueued, sent });
+    if (controller) return enqueue(parts, sent);
+    // Copied into the whole body: the encoder may reuse their memory now.
+    if (whole && held.length === 0 && whole.add(parts)) return sent?.();
+    held.push({ parts, sent: whole ? sent : undefined });
+    for (const p of parts) heldBytes += p.byteLength;
   };
   const signal = req.signal ? AbortSignal.any([req.signal, gone.signal]) : gone.signal;
   return new Promise((resolve, reject) => {
     // Until the body is handed over, an error (an Arrow value that does not fit, a failing query) is
     // still an ordinary error response.
     let sending = false;
+    // Set once this promise failed before the body was handed over (a kill, a timeout, the client
+    // gone while the body was built): encoding stops at the next chunk.
+    let failed = false;
+    const streamHeld = (info: { rowsCapped: boolean }) => {
+      const body = openStream();
+      sending = true;
+      if (whole) {
+        const { bytes, sent } = whole.handOver();
+        enqueue([bytes], sent);
+      }
+      for (const h of held) enqueue(h.parts, h.sent);
+      held = [];
+      resolve({ body, rowsCapped: info.rowsCapped });
+    };
     queries
       .execute({ ...req, signal }, async (columns, next, profile, info) => {
-        const encoder = makeEncoder(columns, emit);
-        for (let chunk = await next(); chunk; chunk = await next()) {
-          recycle();
-          await encoder.add(chunk);
-          if (!sending && heldBytes >= STREAM_AFTER_BYTES) {
-            const body = openStream();
+        // Past the budget (held parts) or, without one, past STREAM_AFTER_BYTES: stream from here.
+        const overflowed = () => !sending && (whole ? held.length > 0 : heldBytes >= STREAM_AFTER_BYTES);
+        try {
+          const encoder = makeEncoder(columns, emit);
+          for (let chunk = await next(); chunk; chunk = await next()) {
+            recycle();
+            await encoder.add(chunk);
+            if (overflowed()) streamHeld(info);
+            while (controller && (controller.desiredSize ?? 0) <= 0 && !gone.signal.aborted) await new Promise<void>((r) => (wake = r));
+            if (gone.signal.aborted || failed || (!sending && signal.aborted)) throw new AppError('invalid', DISCONNECTED);
+          }
+          await encoder.end({ executionTimeMs: Math.round((performance.now() - started) * 1000) / 1000, profile: profile(), rowsCapped: info.rowsCapped });
+          // The closing bytes may be the ones past the budget.
+          if (overflowed()) streamHeld(info);
+          if (controller) (controller as ReadableStreamDefaultController<Uint8Array>).close();
+          else {
             sending = true;
-            emit(held);
-            held = [];
+            const body = whole ? whole.blob() : new Blob(held.flatMap((h) => h.parts) as Uint8Array<ArrayBuffer>[]);
             resolve({ body, rowsCapped: info.rowsCapped });
           }
-          while (controller && (controller.desiredSize ?? 0) <= 0 && !gone.signal.aborted) await new Promise<void>((r) => (wake = r));
-          if (gone.signal.aborted) throw new AppError('invalid', DISCONNECTED);
+          return encoder;
+        } finally {
+          // Also when the promise already failed (a kill): the budget and buffer come back either way.
+          whole?.close();
         }
-        await encoder.end({ executionTimeMs: Math.round((performance.now() - started) * 1000) / 1000, profile: profile(), rowsCapped: info.rowsCapped });
-        if (controller) (controller as ReadableStreamDefaultController<Uint8Array>).close();
-        else {
-          sending = true;
-          resolve({ body: new Blob(held as Uint8Array<ArrayBuffer>[]), rowsCapped: info.rowsCapped });
-        }
-        return encoder;
       })
       .catch((err: unknown) => {
-        if (!sending) return reject(err);
+        whole?.close();
+        if (!sending) return (failed = true), reject(err);
         try {
           controller?.error(err);
         } catch {

@@ -6,7 +6,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.ts';
-import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryBody, type QueryService, type StreamOptions } from '../../query/index.ts';
+import { ArrowEncoder, JsonEncoder, MsgpackEncoder, renderFloatsAsJson, streamQuery, type Emit, type QueryBody, type QueryService, type StreamOptions, type WholeBodies } from '../../query/index.ts';
 import { readJson, readQuery } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -50,8 +50,8 @@ const sqlOf = (body: z.output<typeof queryBody>): string => {
  * parts may be reused once sent; a request from this process (`app.fetch(req)`, the memory service's
  * in-process calls) has no env and its reader keeps the parts (see StreamOptions).
  */
-function bodyOptions(c: Context<AppEnv>): StreamOptions {
-  return { recycleSentParts: typeof (c.env as { upgrade?: unknown } | undefined)?.upgrade === 'function' };
+function bodyOptions(c: Context<AppEnv>, wholeBodies: WholeBodies): StreamOptions {
+  return { recycleSentParts: typeof (c.env as { upgrade?: unknown } | undefined)?.upgrade === 'function', wholeBodies };
 }
 
 function resultResponse(out: QueryBody, headers: Record<string, string>): Response {
@@ -69,25 +69,28 @@ function timeParam(name: string, value: string): string {
   return `make_timestamp(${micros})`;
 }
 
-/** POST /api/v1/query, /query/arrow, /query/msgpack, /query/estimate; GET /api/v1/measurements and /api/v1/query/:measurement. */
-export function queryRoutes(queries: QueryService) {
+/**
+ * POST /api/v1/query, /query/arrow, /query/msgpack, /query/estimate; GET /api/v1/measurements and
+ * /api/v1/query/:measurement. Result bodies within `wholeBodies`' budget are sent with their length.
+ */
+export function queryRoutes(queries: QueryService, wholeBodies: WholeBodies) {
   const app = new Hono<AppEnv>();
   // Per route, not app.use('*'): this router is mounted at /api/v1 next to routers of other resources.
   const read = requirePermission('read');
   const sqlRoute = [read, database(DATABASE_RULES.query)] as const;
 
-  // Bodies stream as DuckDB produces rows (see query/result-stream.ts): headers leave with the first rows.
+  // Bodies are sent whole within the budget, else stream as they are encoded (see query/result-stream.ts).
   app.post('/query', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'query', 'json') };
-    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c));
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c, wholeBodies));
     return resultResponse(out, { 'content-type': 'application/json' });
   });
 
   app.post('/query/arrow', ...sqlRoute, async (c) => {
     const sql = sqlOf(await readJson(c, queryBody));
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, refuseShow: NO_SHOW_ON_ARROW, origin: queryOrigin(c, 'query', 'arrow') };
-    const out = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit), bodyOptions(c));
+    const out = await streamQuery(queries, req, (cols, emit) => new ArrowEncoder(cols, emit), bodyOptions(c, wholeBodies));
     return resultResponse(out, { 'content-type': 'application/vnd.apache.arrow.stream' });
   });
 
@@ -99,7 +102,7 @@ export function queryRoutes(queries: QueryService) {
     // query results (mostly doubles) it compressed twice as fast as the default 3, to the same size.
     const compressed = (emit: Emit): Emit => (parts) => emit([Bun.zstdCompressSync(Buffer.concat(parts), { level: 1 })]);
     const req = { sql, database: c.var.database, access: c.get('access'), signal: c.req.raw.signal, origin: queryOrigin(c, 'query', 'msgpack') };
-    const out = await streamQuery(queries, req, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile), bodyOptions(c));
+    const out = await streamQuery(queries, req, (cols, emit) => new MsgpackEncoder(cols, zstd ? compressed(emit) : emit, profile), bodyOptions(c, wholeBodies));
     const headers: Record<string, string> = { 'content-type': 'application/msgpack' };
     if (zstd) headers['content-encoding'] = 'zstd';
     return resultResponse(out, headers);
@@ -123,7 +126,7 @@ export function queryRoutes(queries: QueryService) {
     const where = [p.start ? `time >= ${timeParam('start', p.start)}` : '', p.end ? `time < ${timeParam('end', p.end)}` : ''].filter(Boolean);
     const sql = `SELECT * FROM "${db}"."${measurement}"${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time ${p.order.toUpperCase()} LIMIT ${p.limit} OFFSET ${p.offset}`;
     const req = { sql, access: c.get('access'), signal: c.req.raw.signal, render: renderFloatsAsJson, origin: queryOrigin(c, 'measurement', 'json') };
-    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c));
+    const out = await streamQuery(queries, req, (cols, emit) => new JsonEncoder(cols, emit), bodyOptions(c, wholeBodies));
     return resultResponse(out, { 'content-type': 'application/json' });
   });
 
