@@ -90,7 +90,7 @@ describe('streamed bodies', () => {
         for (let k = 0; k < ROWS; k += 997) expect(data[k]).toEqual([k, k * 0.5, k % 3 === 0 ? null : `value_${k}`, k % 2 === 0]);
       }
     }
-  });
+  }, 30_000);
 
   test('an engine error late in a large result is an error response, never a shorter result', async () => {
     const sql = `SELECT CASE WHEN i < 2000000 THEN i ELSE error('boom') END AS v FROM range(3000000) r(i)`;

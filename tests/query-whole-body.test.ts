@@ -20,7 +20,7 @@ beforeAll(async () => {
     startServer({ env: { SVC_QUERY_WHOLE_BODY_MEMORY: '1B' } }),
     startServer({ env: { SVC_QUERY_WHOLE_BODY_MEMORY: '1MB' } }),
   ]);
-});
+}, 60_000);
 afterAll(() => Promise.all([whole, streamed, small].map((s) => s?.cleanup())));
 
 const ROUTES = ['/api/v1/query/arrow', '/api/v1/query', '/api/v1/query/msgpack'];
