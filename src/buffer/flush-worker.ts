@@ -5,7 +5,7 @@
  * and registers them. All of that encoding stays off the main thread, and DuckDB's per-chunk callbacks
  * into JavaScript are answered by this worker's idle loop instead of waiting between HTTP requests.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
 import { dropCachedPages } from '../lib/page-cache.ts';
@@ -46,7 +46,18 @@ try {
     }
     try {
       const files = await writer.write(fromWire(req.batches), req.compression, req.scratchPrefix);
-      if (req.settle) for (const f of files) (settle(f.path), (f.synced = true));
+      if (req.settle) {
+        try {
+          for (const f of files) {
+            settle(f.path);
+            f.synced = true;
+          }
+        } catch (err) {
+          // Failed like a write: the job is written again from the start, so these files are of no use.
+          for (const f of files) rmSync(f.path, { force: true });
+          throw err;
+        }
+      }
       self.postMessage({ id: req.id, files } satisfies FlushReply);
     } catch (err) {
       self.postMessage({ id: req.id, error: messageOf(err) } satisfies FlushReply);
