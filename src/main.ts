@@ -303,6 +303,8 @@ async function composeServices(
       maxBufferSize: i.max_buffer_size,
       maxBufferAgeMs: i.max_buffer_age_ms,
       flushWorkers: i.flush_workers,
+      flushWorkerNice: i.flush_worker_nice,
+      settleFilesInWorkers: config.storage.backend === 'local' && config.storage.drop_page_cache,
       flushQueueSize: i.flush_queue_size,
       compression: i.compression,
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),

@@ -61,6 +61,13 @@ export function objectStoreContract(name: string, open: StoreFactory, limits: Co
       expect(await store.put('a/c/two.bin', { file: scratch })).toMatchObject({ key: 'a/c/two.bin', bytes: 5 });
       // The store took the file over: nothing is left at the scratch path.
       expect(existsSync(scratch)).toBe(false);
+      // A file its writer already fsynced (a flush worker's) is taken over the same way.
+      const synced = store.scratchPath('four.bin');
+      writeFileSync(synced, 'synced');
+      expect(await store.put('a/d/four.bin', { file: synced, synced: true })).toMatchObject({ key: 'a/d/four.bin', bytes: 6 });
+      expect(existsSync(synced)).toBe(false);
+      expect(await new Response(await store.stream('a/d/four.bin')).text()).toBe('synced');
+      await store.delete('a/d/four.bin');
       await store.put('b/three.bin', bytes('xyz'));
 
       expect([...(await store.get('a/b/one.bin'))]).toEqual([1, 2, 3]);

@@ -29,6 +29,10 @@ export interface BufferOptions {
   maxHeldRecords?: number;
   /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
   workerThreads?: boolean;
+  /** Nice steps the flush worker threads run below the event loop (ingest.flush_worker_nice; default 0). */
+  flushWorkerNice?: number;
+  /** Flush workers fsync their files and drop them from the page cache (local storage with storage.drop_page_cache). */
+  settleFilesInWorkers?: boolean;
 }
 
 /** Collaborators, built by main.ts. `onRelease` receives WAL tickets whose rows are all in registered files. */
@@ -89,7 +93,8 @@ export class BufferSet {
 
   /** Starts the flush workers (see file-writers.ts). */
   static async create(deps: BufferDeps, opts: BufferOptions): Promise<BufferSet> {
-    const writers = await openFileWriters(opts.flushWorkers, deps.instance, deps.logger, opts.workerThreads ?? true);
+    const workers = { niceSteps: opts.flushWorkerNice ?? 0, settleFiles: opts.settleFilesInWorkers ?? false };
+    const writers = await openFileWriters(opts.flushWorkers, deps.instance, deps.logger, (opts.workerThreads ?? true) ? workers : null);
     return new BufferSet(deps, opts, writers);
   }
 

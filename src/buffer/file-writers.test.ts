@@ -47,11 +47,16 @@ describe('flush writers', async () => {
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
 
-  test('a Worker and the in-thread fallback write the same files: one per hour, sorted by time', async () => {
+  test('a Worker (as started by default, and lowered and settling its files) and the in-thread fallback write the same files: one per hour, sorted by time', async () => {
     const results = [];
-    for (const useWorkers of [true, false]) {
-      const [writer] = await openFileWriters(1, instance, logger, useWorkers);
-      const files = await writer!.write(batches(), 'snappy', join(dir, useWorkers ? 'w' : 'c'));
+    const modes = [
+      ['w', { niceSteps: 0, settleFiles: false }],
+      ['s', { niceSteps: 10, settleFiles: true }],
+      ['c', null],
+    ] as const;
+    for (const [name, workers] of modes) {
+      const [writer] = await openFileWriters(1, instance, logger, workers);
+      const files = await writer!.write(batches(), 'snappy', join(dir, name));
       await writer!.close();
       expect(files.map((f) => [f.hour, f.rows, f.minTime, f.maxTime])).toEqual([
         [T0, 3, T0 + 1, T0 + 3],
@@ -60,6 +65,7 @@ describe('flush writers', async () => {
       results.push(await rows(conn, files.map((f) => f.path)));
     }
     expect(results[0]).toEqual(results[1]!);
+    expect(results[0]).toEqual(results[2]!);
     expect(results[0]!.map((r) => [r.t, r.host, r.f, r.i, r.b, r.s])).toEqual([
       [String(T0 + 1), 'a', 4, '4', false, null],
       [String(T0 + 2), null, null, null, null, 'x'],
@@ -71,7 +77,7 @@ describe('flush writers', async () => {
   });
 
   test('a failed write rejects with the engine error and the worker keeps serving', async () => {
-    const [writer] = await openFileWriters(1, instance, logger);
+    const [writer] = await openFileWriters(1, instance, logger, { niceSteps: 0, settleFiles: true });
     // (`expect(promise).rejects` never settled here under bun test 1.4.5; a plain then() does.)
     // A file where the folder should be: no writer can create the path.
     writeFileSync(join(dir, 'not-a-folder'), '');

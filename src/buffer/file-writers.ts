@@ -5,6 +5,7 @@
  */
 import type { DuckDBConnection, DuckDBInstance } from '../duckdb/index.ts';
 import { type ColumnBatch, toWire } from '../ingest/index.ts';
+import { lowerThreadPriority } from '../lib/thread-priority.ts';
 import { workerUrl } from '../lib/worker-url.ts';
 import type { Logger } from '../observability/index.ts';
 import { writeHourFiles, type ParquetCompression, type WrittenFile } from '../parquet/index.ts';
@@ -14,6 +15,14 @@ import { type CloseRequest, type FlushReply, type FlushRequest, scratchFileFor }
 export interface HourFileWriter {
   write(batches: readonly ColumnBatch[], compression: ParquetCompression, scratchPrefix: string): Promise<WrittenFile[]>;
   close(): Promise<void>;
+}
+
+/** How flush worker threads run (ingest.flush_worker_nice; see lib/thread-priority.ts and flush-worker.ts). */
+export interface WorkerOptions {
+  /** Nice steps the worker threads run below the event loop (0: at its priority). */
+  niceSteps: number;
+  /** Sync each written file and drop it from the page cache in the worker (local storage that drops pages). */
+  settleFiles: boolean;
 }
 
 const READY_TIMEOUT_MS = 30_000;
@@ -36,6 +45,7 @@ class WorkerFileWriter implements HourFileWriter {
   constructor(
     private readonly fallback: () => Promise<HourFileWriter>,
     private readonly logger: Logger,
+    private readonly opts: WorkerOptions,
   ) {}
 
   async write(batches: readonly ColumnBatch[], compression: ParquetCompression, scratchPrefix: string): Promise<WrittenFile[]> {
@@ -52,7 +62,7 @@ class WorkerFileWriter implements HourFileWriter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, batches: wire, compression, scratchPrefix } satisfies FlushRequest, transfer);
+      worker.postMessage({ id, batches: wire, compression, scratchPrefix, settle: this.opts.settleFiles } satisfies FlushRequest, transfer);
     });
   }
 
@@ -85,6 +95,7 @@ class WorkerFileWriter implements HourFileWriter {
         const m = e.data;
         if ('ready' in m) {
           clearTimeout(timer);
+          if (m.ready) this.lowerPriority(m.tid);
           return m.ready ? resolve() : reject(new Error(`flush worker cannot open DuckDB: ${m.error}`));
         }
         if ('closed' in m) return this.onClosed?.();
@@ -100,6 +111,13 @@ class WorkerFileWriter implements HourFileWriter {
       };
     });
     return this.ready;
+  }
+
+  /** Lowers the worker thread's priority (see lib/thread-priority.ts); where that fails it runs on, logged. */
+  private lowerPriority(tid: number | null): void {
+    if (this.opts.niceSteps === 0) return;
+    const problem = tid === null ? 'the worker thread id is unknown' : lowerThreadPriority(tid, this.opts.niceSteps);
+    if (problem !== null) this.logger.warn('cannot lower the priority of a flush worker; it runs at the priority of the event loop', { error: problem });
   }
 
   /** Fails what the dead worker held; the next write starts a new one. */
@@ -127,14 +145,14 @@ export class ConnectionFileWriter implements HourFileWriter {
   }
 }
 
-/** `count` runners: Workers (falling back to connections of `instance` where they cannot start), or connections. */
-export async function openFileWriters(count: number, instance: DuckDBInstance, logger: Logger, useWorkers = true): Promise<HourFileWriter[]> {
+/** `count` runners: Workers run as `workers` says (falling back to connections of `instance` where they cannot start), or connections. */
+export async function openFileWriters(count: number, instance: DuckDBInstance, logger: Logger, workers: WorkerOptions | null): Promise<HourFileWriter[]> {
   const connectionWriter = async (i: number) => {
     const conn = await instance.connect();
     // Each flush runs on its own connection's thread; DuckDB's extra threads only add contention (2 cores).
     await conn.run('SET threads = 1');
     return new ConnectionFileWriter(conn, `svc_flush_${i}`);
   };
-  if (useWorkers) return Array.from({ length: count }, (_, i) => new WorkerFileWriter(() => connectionWriter(i), logger));
+  if (workers) return Array.from({ length: count }, (_, i) => new WorkerFileWriter(() => connectionWriter(i), logger, workers));
   return Promise.all(Array.from({ length: count }, (_, i) => connectionWriter(i)));
 }

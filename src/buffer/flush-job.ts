@@ -47,7 +47,7 @@ export async function putJobFiles(store: ObjectStore, manifest: FileManifestStor
       const key = dataFileKey(job.database, job.measurement, f.hour);
       // Tickets mean the WAL holds these rows until they are registered, so a crash replays them.
       manifest.intend(key, job.tickets.length > 0 ? 'drop' : 'keep');
-      const info = await store.put(key, { file: f.path });
+      const info = await store.put(key, { file: f.path, synced: f.synced === true });
       out.push({
         path: key,
         database: job.database,

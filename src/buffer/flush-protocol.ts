@@ -2,12 +2,16 @@
 import type { WireBatch } from '../ingest/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 
-/** A write request: rows of one measurement, the codec, and the scratch path prefix for its hour files. */
+/**
+ * A write request: rows of one measurement, the codec, the scratch path prefix for its hour files, and
+ * whether to fsync each file and drop it from the page cache before answering.
+ */
 export interface FlushRequest {
   id: number;
   batches: WireBatch[];
   compression: ParquetCompression;
   scratchPrefix: string;
+  settle: boolean;
 }
 
 /** Asks a worker to close its DuckDB and answer `closed` (terminating it mid-call would abort the process). */
@@ -15,9 +19,12 @@ export interface CloseRequest {
   close: true;
 }
 
-/** The first message (`ready` or why DuckDB could not open), then one answer per request, and `closed` last. */
+/**
+ * The first message (`ready`, with the worker thread's kernel id for its priority, or why DuckDB could
+ * not open), then one answer per request, and `closed` last.
+ */
 export type FlushReply =
-  | { ready: true }
+  | { ready: true; tid: number | null }
   | { ready: false; error: string }
   | { id: number; files: WrittenFile[] }
   | { id: number; error: string }

@@ -5,14 +5,32 @@
  * and registers them. All of that encoding stays off the main thread, and DuckDB's per-chunk callbacks
  * into JavaScript are answered by this worker's idle loop instead of waiting between HTTP requests.
  */
+import { closeSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
+import { dropCachedPages } from '../lib/page-cache.ts';
+import { currentThreadId } from '../lib/thread-priority.ts';
 import { ConnectionFileWriter } from './file-writers.ts';
 import { type CloseRequest, type FlushReply, type FlushRequest } from './flush-protocol.ts';
 
 declare const self: Worker;
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Puts a written file's bytes on disk and drops its pages from the page cache, on this thread (which
+ * runs below the event loop's priority): the file is marked `synced`, so the main thread moves it into
+ * storage without syncing it again, and dropping its pages no longer takes the event loop's time.
+ */
+function settle(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+    dropCachedPages(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 try {
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
@@ -28,12 +46,24 @@ try {
     }
     try {
       const files = await writer.write(fromWire(req.batches), req.compression, req.scratchPrefix);
+      if (req.settle) {
+        try {
+          for (const f of files) {
+            settle(f.path);
+            f.synced = true;
+          }
+        } catch (err) {
+          // Failed like a write: the job is written again from the start, so these files are of no use.
+          for (const f of files) rmSync(f.path, { force: true });
+          throw err;
+        }
+      }
       self.postMessage({ id: req.id, files } satisfies FlushReply);
     } catch (err) {
       self.postMessage({ id: req.id, error: messageOf(err) } satisfies FlushReply);
     }
   };
-  self.postMessage({ ready: true } satisfies FlushReply);
+  self.postMessage({ ready: true, tid: currentThreadId() } satisfies FlushReply);
 } catch (err) {
   self.postMessage({ ready: false, error: messageOf(err) } satisfies FlushReply);
 }

@@ -19,6 +19,8 @@ export type ParquetCompression = 'snappy' | 'zstd' | 'gzip' | 'none';
 export interface WrittenFile extends HourPart {
   path: string;
   columns: string[];
+  /** Set when the writer already fsynced the file (a flush worker that settles its files). */
+  synced?: boolean;
 }
 
 /** How to write: codec, where each hour's file goes, and a table name unique to the caller. */

@@ -13,8 +13,12 @@ export interface ObjectInfo {
   tier?: 'hot' | 'cold';
 }
 
-/** The body of a `put`: bytes in memory, or a local file the store takes over (moved when it can, else copied). */
-export type PutSource = Uint8Array | { file: string };
+/**
+ * The body of a `put`: bytes in memory, or a local file the store takes over (moved when it can, else
+ * copied); `synced`: the file's bytes are already on disk (fsynced by its writer), so a local store
+ * need not sync the file again before moving it into place.
+ */
+export type PutSource = Uint8Array | { file: string; synced?: boolean };
 
 /** A place to keep data files: local disk now, S3 and Azure behind the same port later. */
 export interface ObjectStore {

@@ -1,6 +1,6 @@
 /**
  * The local-disk ObjectStore. A put writes (or receives) a complete file under `<root>/.tmp/`,
- * fsyncs it, renames it into place (atomic on one filesystem) and fsyncs the folder, so a crash
+ * fsyncs it (unless its writer already did), renames it into place (atomic on one filesystem) and fsyncs the folder, so a crash
  * leaves either no file or the whole file under its final name.
  */
 import { mkdir, open, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
@@ -45,7 +45,7 @@ export class LocalObjectStore implements ObjectStore {
       tmp = this.scratchPath('put');
       await writeFile(tmp, source);
     } else tmp = source.file;
-    await fsyncPath(tmp, this.dropPages);
+    if (source instanceof Uint8Array || !source.synced) await fsyncPath(tmp, this.dropPages);
     await mkdir(dirname(target), { recursive: true });
     await rename(tmp, target);
     await fsyncPath(dirname(target));
