@@ -293,7 +293,6 @@ async function composeServices(
       : null;
   if (localCoverage) {
     sharedManifest!.coverage = (covers) => [...sharedWal!.coverage(covers), ...localCoverage.coverage(covers)];
-    localCoverage.startSweeping();
     services.add('local wal coverage', () => localCoverage.stop());
   }
   const i = config.ingest;
@@ -517,6 +516,8 @@ async function composeServices(
   const diagnostics = startDiagnostics(env, { logger, activity });
   services.add('diagnostics', () => diagnostics?.stop());
   // Replayed rows are buffered with their old entry's ticket; that file stays until they are flushed.
+  // Read once, before the replay; records are swept only after it (an entry the replay has not reached
+  // yet is not held either, and its record must outlive the release record the replay writes for it).
   const flushed = localCoverage ? await localCoverage.covered() : null;
   await wal.replay(async (database, batches, ticket) => {
     if (flushed?.has(entryId(ticket))) return void wal.release(ticket);
@@ -524,6 +525,7 @@ async function composeServices(
     while (!(await buffers.waitForRoom().then(() => true, () => false))) await Bun.sleep(100);
     buffers.append(database, batches, ticket);
   });
+  localCoverage?.startSweeping();
   // auto_start subscriptions and schedules come back once recovery is done; they stop first, so no
   // new job or message starts while the listeners drain. MQTT: the message in hand is written, then
   // nothing more enters the buffers; a merge in progress finishes (an interrupted one is settled at start).
