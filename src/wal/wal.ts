@@ -26,9 +26,8 @@ export class Wal implements WriteAheadLog {
   private active: Segment | null = null;
   private nextSeq: number;
   private unreplayed: number[];
-  private readonly outstanding = new WeakSet<WalTicket>();
   /** The entries issued and not released, by entryId. */
-  private readonly unreleased = new Set<string>();
+  private readonly outstanding = new Set<string>();
   private releases: EntryId[] = [];
   private releaseQueued = false;
   private dirUnsynced = false;
@@ -103,8 +102,7 @@ export class Wal implements WriteAheadLog {
 
   /** Marks an append's rows as flushed. Unknown or already released tickets are ignored. */
   release(ticket: WalTicket): void {
-    if (!this.outstanding.delete(ticket)) return;
-    this.unreleased.delete(entryId(ticket));
+    if (!this.outstanding.delete(entryId(ticket))) return;
     const seg = this.live.get(ticket.segment);
     if (seg) seg.pending--;
     this.releases.push({ segment: ticket.segment, offset: ticket.offset });
@@ -117,7 +115,7 @@ export class Wal implements WriteAheadLog {
 
   /** True while the entry's rows are not all flushed (its ticket was issued and not released). */
   holds(entry: string): boolean {
-    return this.unreleased.has(entry);
+    return this.outstanding.has(entry);
   }
 
   /** Replays the `*.wal` files found at open into `apply`, once; see replay.ts for the durability rules. */
@@ -184,8 +182,7 @@ export class Wal implements WriteAheadLog {
 
   private issue(seg: Segment, offset: number, records: number): WalTicket {
     const ticket: WalTicket = Object.freeze({ segment: seg.seq, offset, records });
-    this.outstanding.add(ticket);
-    this.unreleased.add(entryId(ticket));
+    this.outstanding.add(entryId(ticket));
     return ticket;
   }
 
