@@ -142,7 +142,8 @@ export async function readIntents(client: EtcdClient, prefix: string): Promise<{
   return { live, stray, unreadable };
 }
 
-function parseJson(text: string): unknown {
+/** The value of JSON `text`, or null when it is not JSON (a record that then fails its schema). */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

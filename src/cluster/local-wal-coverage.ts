@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { messageOf } from '../lib/errors.ts';
 import { entryId, type WalTicket } from '../wal/index.ts';
 import type { EtcdClient } from './etcd/etcd-client.ts';
-import { readIntents, type Put } from './flush-intent.ts';
+import { parseJson, readIntents, type Put } from './flush-intent.ts';
 
 interface Log {
   warn(msg: string, fields?: Record<string, unknown>): void;
@@ -75,20 +75,12 @@ export class LocalWalCoverage {
     });
     // Released at two sweeps in a row: the release records were synced in between (the WAL syncs every 100 ms).
     const gone = released.filter((kv) => this.due.has(kv.key)).map((kv) => kv.key);
-    this.due = new Set(released.map((kv) => kv.key).filter((k) => !gone.includes(k)));
+    this.due = new Set(released.filter((kv) => !this.due.has(kv.key)).map((kv) => kv.key));
     for (const key of gone) await this.client.delete(key);
     return gone.length;
   }
 
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
   }
 }
