@@ -5,10 +5,10 @@
  * and registers them. All of that encoding stays off the main thread, and DuckDB's per-chunk callbacks
  * into JavaScript are answered by this worker's idle loop instead of waiting between HTTP requests.
  */
-import { closeSync, fsyncSync, openSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { DuckDBInstance } from '../duckdb/index.ts';
 import { fromWire } from '../ingest/index.ts';
-import { dropCachedPages } from '../lib/page-cache.ts';
+import { syncFile } from '../lib/page-cache.ts';
 import { currentThreadId } from '../lib/thread-priority.ts';
 import { ConnectionFileWriter } from './file-writers.ts';
 import { type CloseRequest, type FlushReply, type FlushRequest } from './flush-protocol.ts';
@@ -16,21 +16,6 @@ import { type CloseRequest, type FlushReply, type FlushRequest } from './flush-p
 declare const self: Worker;
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/**
- * Puts a written file's bytes on disk and drops its pages from the page cache, on this thread (which
- * runs below the event loop's priority): the file is marked `synced`, so the main thread moves it into
- * storage without syncing it again, and dropping its pages no longer takes the event loop's time.
- */
-function settle(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-    dropCachedPages(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 try {
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
@@ -48,8 +33,11 @@ try {
       const files = await writer.write(fromWire(req.batches), req.compression, req.scratchPrefix);
       if (req.settle) {
         try {
+          // On this thread (below the event loop's priority): the file is marked `synced`, so the main
+          // thread moves it into storage without syncing it again, and dropping its pages no longer
+          // takes the event loop's time.
           for (const f of files) {
-            settle(f.path);
+            await syncFile(f.path, true);
             f.synced = true;
           }
         } catch (err) {

@@ -10,6 +10,7 @@
  * Linux only, through libc by bun:ffi; anywhere it cannot load, it does nothing.
  */
 import { dlopen, FFIType } from 'bun:ffi';
+import { open } from 'node:fs/promises';
 
 const POSIX_FADV_DONTNEED = 4;
 
@@ -34,4 +35,18 @@ function load(): Fadvise | null {
 export function dropCachedPages(fd: number, offset = 0, length = 0): boolean {
   if (fadvise === undefined) fadvise = load();
   return fadvise !== null && fadvise(fd, offset, length, POSIX_FADV_DONTNEED) === 0;
+}
+
+/**
+ * fsync a file or folder so a rename or a write survives power loss (off the JS thread: it can take
+ * milliseconds); `dropPages`: then drop the file's now clean pages from the page cache.
+ */
+export async function syncFile(path: string, dropPages = false): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+    if (dropPages) dropCachedPages(fh.fd);
+  } finally {
+    await fh.close();
+  }
 }

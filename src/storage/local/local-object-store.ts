@@ -3,12 +3,12 @@
  * fsyncs it (unless its writer already did), renames it into place (atomic on one filesystem) and fsyncs the folder, so a crash
  * leaves either no file or the whole file under its final name.
  */
-import { mkdir, open, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { notFound } from '../../lib/errors.ts';
 import { assertKey, assertPrefix, uniqueNanos } from '../keys.ts';
 import type { ObjectInfo, ObjectStore, PutSource } from '../object-store.ts';
-import { dropCachedPages } from '../../lib/page-cache.ts';
+import { syncFile } from '../../lib/page-cache.ts';
 
 const SCRATCH = '.tmp';
 
@@ -45,10 +45,10 @@ export class LocalObjectStore implements ObjectStore {
       tmp = this.scratchPath('put');
       await writeFile(tmp, source);
     } else tmp = source.file;
-    if (source instanceof Uint8Array || !source.synced) await fsyncPath(tmp, this.dropPages);
+    if (source instanceof Uint8Array || !source.synced) await syncFile(tmp, this.dropPages);
     await mkdir(dirname(target), { recursive: true });
     await rename(tmp, target);
-    await fsyncPath(dirname(target));
+    await syncFile(dirname(target));
     const st = await stat(target);
     return { key, bytes: st.size, modifiedMs: st.mtimeMs };
   }
@@ -117,16 +117,3 @@ export class LocalObjectStore implements ObjectStore {
   }
 }
 
-/**
- * fsync a file or folder so a rename or a write survives power loss (off the JS thread: it can take
- * milliseconds); `dropPages`: then drop the file's now clean pages from the page cache.
- */
-async function fsyncPath(path: string, dropPages = false): Promise<void> {
-  const fh = await open(path, 'r');
-  try {
-    await fh.sync();
-    if (dropPages) dropCachedPages(fh.fd);
-  } finally {
-    await fh.close();
-  }
-}
