@@ -214,6 +214,8 @@ async function composeServices(
           fence: () => cluster.commitFence()!,
           onFenced: (reason) => cluster.stepDown(reason),
           onPending: (n) => metrics.walSharedSegmentsPending.set(n),
+          onUnreadable: () => metrics.walSharedSegmentsUnreadable.inc(),
+          onWithdrawn: () => metrics.walSharedWithdrawn.inc(),
           onCommit: (c) => {
             metrics.walSharedCommits.inc();
             metrics.walSharedEntries.inc(c.entries);

@@ -6,13 +6,17 @@
  * writer's reads of its election right as it campaigns again (the writer reaches etcd through a proxy
  * per member that can refuse them, as a loaded etcd does), which used to leave the cluster with a
  * writer that held the election without ever leading again. And a flush whose registration went
- * through in etcd but whose answer was lost keeps its files (it used to delete them).
+ * through in etcd but whose answer was lost keeps its files (it used to delete them). And a write whose
+ * shared WAL registration went unanswered is settled: acknowledged once if etcd holds it, else
+ * withdrawn, so a 503 never turns into rows stored later (they used to come back at the next replay).
  */
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { connectEtcd } from '../src/cluster/index.ts';
 import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpers/etcd.ts';
 import { startEtcdProxy, type EtcdProxy } from './helpers/etcd-proxy.ts';
 import { flush, ns, query } from './helpers/lifecycle.ts';
-import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
+import { S3RVER_KEY, startS3rver, type TestS3 } from './helpers/s3rver.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
 import { waitFor as until } from './helpers/until.ts';
 
@@ -24,6 +28,7 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
   let etcd: TestEtcd;
   let s3: TestS3;
   let writer: TestServer, reader: TestServer;
+  let writerEnv: Record<string, string>;
   let proxies: EtcdProxy[] = [];
   const envFor = (id: string, role: string) => ({
     ...s3.env('lone'),
@@ -38,7 +43,8 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
     [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['lone'])]);
     proxies = etcd.endpoints.map(startEtcdProxy);
     const viaProxies = { SVC_CLUSTER_ETCD_ENDPOINTS: proxies.map((p) => p.url).join(',') };
-    [writer, reader] = await Promise.all([startServer({ env: { ...envFor('w1', 'writer'), ...viaProxies } }), startServer({ env: envFor('r1', 'reader') })]);
+    writerEnv = { ...envFor('w1', 'writer'), ...viaProxies };
+    [writer, reader] = await Promise.all([startServer({ env: writerEnv }), startServer({ env: envFor('r1', 'reader') })]);
   }, 120_000);
 
   afterAll(async () => {
@@ -118,4 +124,59 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
     const files = await query(reader, 'SELECT count(*) AS n FROM lone.lone');
     expect(Number(files[0]!.n)).toBe(acked.length * 5);
   }, 60_000);
+
+  test('a shared WAL registration whose answer was lost is settled: acknowledged once when etcd holds it, withdrawn (never stored later) when the write was refused', async () => {
+    for (let i = 0; i < 3; i++) expect((await write()).status).toBe(204);
+    const segments = '/svc/v1/lone/wal/segments/';
+    const failovers = async () => Number(/^svc_cluster_failovers_total (\d+)/m.exec(await (await writer.fetch('/metrics')).text())?.[1] ?? 0);
+    const before = await failovers();
+
+    // 1. The registration reaches etcd only after its answer timed out: the settling transaction gets
+    // there first and withdraws it, so the late registration fails. The write is refused as certainly
+    // not stored; the reader sends it again to the primary, and the client sees it acknowledged once.
+    for (const p of proxies) p.holdTxns(segments, 1, 1500);
+    expect((await write()).status).toBe(204);
+    await Bun.sleep(2000); // the held registration reaches etcd, and fails
+    expect(writer.output()).not.toContain('was fenced');
+    expect(await failovers()).toBe(before);
+
+    // 2. etcd applies the registration but no answer gets back for 4 s, and reads of the segment keys
+    // fail as well: the write is refused (503) and later withdrawn, so it is never stored.
+    const refusedId = next;
+    const body = Array.from({ length: 5 }, (_, i) => `lone,batch=b${refusedId} i=${i}i,id=${refusedId}i ${ns(H0 + refusedId * 10 + i)}`).join('\n');
+    next++;
+    for (const p of proxies) {
+      p.loseTxnAnswersFor(segments, 4000);
+      p.failRanges(segments, 4000);
+    }
+    const refused = await writer.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'lone' }, body });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: string }).error).toContain('etcd quorum');
+    await until('the refused write to be withdrawn', async () => writer.output().includes('is withdrawn: it is not stored'), 15_000);
+
+    // Two registered segments that can never be replayed (an object gone, an object that is not a
+    // segment) must not keep the cluster without a primary: they are skipped, counted and left in place.
+    const etcdClient = await connectEtcd(etcd.endpoints, 5000);
+    const bucket = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEY.accessKey, secretAccessKey: S3RVER_KEY.secretKey } });
+    await bucket.send(new PutObjectCommand({ Bucket: 'lone', Key: '_cluster/lone/wal/garbage.seg', Body: 'not a segment' }));
+    bucket.destroy();
+    for (const name of ['gone', 'garbage']) await etcdClient.put(segments + name, JSON.stringify({ object: `_cluster/lone/wal/${name}.seg`, entries: 1, node: 'w0', created_at: new Date().toISOString() }));
+
+    // A crash and restart replays every registered segment not yet flushed: the withdrawn one is not.
+    for (let i = 0; i < 2; i++) expect((await write()).status).toBe(204);
+    await writer.kill();
+    writer = await startServer({ dir: writer.dir, env: writerEnv });
+    await until('the restarted writer to lead', async () => (await json(writer, 'GET', '/api/v1/cluster/local')).body.is_leader === true, 20_000).catch((err) => {
+      throw new Error(`${(err as Error).message}\n--- writer log ---\n${writer.output().slice(-6000)}`);
+    });
+    await expectAcknowledgedOnce();
+    const ids = (await query(reader, 'SELECT DISTINCT id FROM lone.lone')).map((r) => Number(r.id));
+    expect(ids).not.toContain(refusedId);
+    const metrics = await (await writer.fetch('/metrics')).text();
+    expect(metrics).toMatch(/^svc_wal_shared_segments_unreadable_total 2$/m);
+    expect(writer.output()).toContain('its object does not exist');
+    await etcdClient.delete(segments + 'gone');
+    await etcdClient.delete(segments + 'garbage');
+    await until('no shared WAL segment left pending', async () => /^svc_wal_shared_segments_pending 0$/m.test(await (await writer.fetch('/metrics')).text()), 15_000);
+  }, 90_000);
 });

@@ -52,7 +52,7 @@ describe('covered records', () => {
   });
 
   test('a segment is fully covered only when every entry is', () => {
-    const state: SharedWalState = { revision: 1, segments: [], covered: new Map([['s1', new Set([0, 2])], ['s2', new Set([1, 0])]]), coveredKeys: [] };
+    const state: SharedWalState = { revision: 1, segments: [], covered: new Map([['s1', new Set([0, 2])], ['s2', new Set([1, 0])]]), coveredKeys: [], withdrawn: [] };
     expect(fullyCovered(state, 's1', 3)).toBe(false);
     expect(fullyCovered(state, 's1', 2)).toBe(false);
     expect(fullyCovered(state, 's2', 2)).toBe(true);

@@ -3,6 +3,8 @@
  * (`<prefix>/wal/segments/<id>`, naming its object in the bucket and its entry count) and one key per
  * flush that covered entries (`<prefix>/wal/covered/<uuid>`, written in the same transaction that
  * registers the flush's files). An entry not named by any covered key is not yet in a registered file.
+ * A segment key may instead hold a withdrawal: the segment's registration was never answered, and the
+ * primary settled it as not stored (see SharedWal), so a registration that reaches etcd late fails.
  */
 import { z } from 'zod';
 import type { ColumnBatch } from '../ingest/index.ts';
@@ -12,6 +14,7 @@ import type { EtcdClient } from './etcd/etcd-client.ts';
 const segmentRecord = z.object({ object: z.string(), entries: z.number().int().positive(), node: z.string(), created_at: z.string() });
 /** A registered segment, as etcd stores it. */
 export type SegmentRecord = z.infer<typeof segmentRecord>;
+const withdrawnRecord = z.object({ withdrawn: z.literal(true), node: z.string(), at: z.string() });
 const coveredRecord = z.object({ segments: z.record(z.string(), z.array(z.number().int().nonnegative())) });
 
 /** One entry of a shared segment: the proof a write is durable, and what a flush records as covered. */
@@ -47,15 +50,27 @@ export interface SharedWalState {
   covered: Map<string, Set<number>>;
   /** Every covered key and the segments it names. */
   coveredKeys: { key: string; segments: string[] }[];
+  /** Withdrawn segment keys, with when they were withdrawn (ms since the epoch). */
+  withdrawn: { key: string; at: number }[];
+}
+
+/** The value of a withdrawn segment key. */
+export function withdrawnValue(node: string): string {
+  return JSON.stringify({ withdrawn: true, node, at: new Date().toISOString() });
 }
 
 /** Reads every segment and covered key at one revision. */
 export async function readSharedWal(client: EtcdClient, keys: SharedWalKeys): Promise<SharedWalState> {
   const seg = await client.getPrefix(keys.segments);
   const cov = await client.getPrefix(keys.covered, { revision: seg.revision });
-  const segments = seg.kvs
-    .sort((a, b) => a.create_revision - b.create_revision)
-    .map((kv) => ({ id: kv.key.slice(keys.segments.length), record: segmentRecord.parse(JSON.parse(kv.value)) }));
+  const segments: SharedWalState['segments'] = [];
+  const withdrawn: SharedWalState['withdrawn'] = [];
+  for (const kv of seg.kvs.sort((a, b) => a.create_revision - b.create_revision)) {
+    const value: unknown = JSON.parse(kv.value);
+    const w = withdrawnRecord.safeParse(value);
+    if (w.success) withdrawn.push({ key: kv.key, at: Date.parse(w.data.at) });
+    else segments.push({ id: kv.key.slice(keys.segments.length), record: segmentRecord.parse(value) });
+  }
   const covered = new Map<string, Set<number>>();
   const coveredKeys: SharedWalState['coveredKeys'] = [];
   for (const kv of cov.kvs) {
@@ -67,7 +82,7 @@ export async function readSharedWal(client: EtcdClient, keys: SharedWalKeys): Pr
       for (const e of entries) set.add(e);
     }
   }
-  return { revision: seg.revision, segments, covered, coveredKeys };
+  return { revision: seg.revision, segments, covered, coveredKeys, withdrawn };
 }
 
 /** True when every entry of a segment is in a registered file. */

@@ -9,14 +9,16 @@
  * acknowledged. A flush records the entries it covers in the transaction that registers its files,
  * so a new primary replays exactly the entries no registered file holds. A fenced registration proves
  * the node lost its primacy: the group is refused (nothing of it is registered, so the caller may
- * retry on the new primary) and the node is told to step down.
+ * retry on the new primary) and the node is told to step down. A registration whose answer was lost
+ * (etcd without quorum, a member stalled) is settled before the group is answered: it is acknowledged
+ * if etcd holds it, else withdrawn, so a 503 never turns into a stored write later.
  */
 import type { ColumnBatch } from '../ingest/index.ts';
 import { AppError, messageOf } from '../lib/errors.ts';
 import type { ObjectStore } from '../storage/index.ts';
 import type { Compare, EtcdClient, Op } from './etcd/etcd-client.ts';
 import type { Put } from './flush-intent.ts';
-import { coveredPut, decodeSegment, encodeEntry, encodeSegment, fullyCovered, readSharedWal, SharedTicket, SharedWalKeys } from './shared-wal-state.ts';
+import { coveredPut, decodeSegment, encodeEntry, encodeSegment, fullyCovered, readSharedWal, SharedTicket, SharedWalKeys, withdrawnValue } from './shared-wal-state.ts';
 
 interface Log {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -40,6 +42,10 @@ export interface SharedWalOptions {
   onFenced(reason: string): void;
   /** Segments not yet fully covered, after each collection. */
   onPending?(segments: number): void;
+  /** A take-over found a segment it cannot replay (its object is missing or not a segment). */
+  onUnreadable?(): void;
+  /** A registration etcd did not answer was withdrawn: its writes are not stored. */
+  onWithdrawn?(): void;
   /** A group was committed: its writes, segment bytes, PUT time, and time from the start of the commit to its registration. */
   onCommit?(c: { entries: number; bytes: number; putMs: number; totalMs: number }): void;
   log: Log;
@@ -56,13 +62,42 @@ const IDLE_COLLECT_EVERY = 10;
 /** etcd refuses transactions of more than 128 operations by default. */
 const MAX_OPS = 100;
 
-/** The 503 of a write this node did not register because it is not (or no longer) the primary; safe to send again to the primary. */
+/**
+ * The 503 of a write certainly not stored: this node is not (or no longer) the primary, or the write's
+ * registration was withdrawn; safe to send again to the primary.
+ */
 export function notPrimary(message: string): AppError {
   return new AppError('unavailable', message, { headers: { 'Retry-After': '1', [NOT_PRIMARY_HEADER]: '1' } });
 }
 
 /** Marks a 503 whose write was certainly not stored, so a forwarding node may send it to the new primary. */
 export const NOT_PRIMARY_HEADER = 'x-svc-not-primary';
+
+/** A segment object that could not be read now (not one that is missing): the take-over is retried. */
+class ReadFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super(messageOf(cause));
+  }
+}
+
+/** How a segment's registration ended. */
+type Outcome = 'registered' | 'withdrawn' | 'fenced';
+
+/** Holds while `key` does not exist (it was never created, or was deleted). */
+const absent = (key: string): Compare => ({ key, target: 'CREATE', result: 'EQUAL', revision: 0 });
+
+/**
+ * How long a write whose registration went unanswered waits for it to be settled; past that it is
+ * answered 503 as "may or may not be stored" and settling goes on in the background.
+ */
+const SETTLE_MS = 2000;
+/** Between two attempts to settle a registration while etcd cannot answer. */
+const SETTLE_RETRY_MS = 250;
+/**
+ * How long a withdrawal is kept: a registration still on its way to etcd (held in a stalled member or
+ * a connection) must find it there. Far beyond any request timeout of etcd or of this client.
+ */
+const WITHDRAWN_KEEP_MS = 10 * 60_000;
 
 interface Waiting {
   /** The entry's frame of the segment, compressed while the write waits for its group. */
@@ -89,6 +124,7 @@ export class SharedWal {
   private collectTimer: ReturnType<typeof setInterval> | null = null;
   /** A flush covered entries (or this node took over) since the last collection. */
   private collectDue = true;
+  private closed = false;
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
@@ -178,17 +214,19 @@ export class SharedWal {
       put = true;
       const key = this.keys.segment(id);
       const value = JSON.stringify({ object, entries: group.length, node: this.opts.nodeId, created_at: new Date().toISOString() });
-      let registered: boolean;
+      let outcome: Outcome;
       try {
-        registered = (await this.opts.client.txn([fence], [{ put: { key, value } }])).succeeded;
+        // Only while the key is absent: a withdrawal (below) written first makes this fail for good.
+        const r = await this.opts.client.txn([fence, absent(key)], [{ put: { key, value } }], [{ get: { key } }]);
+        // Failed with our value in place: an earlier attempt of the client's (another endpoint) went through.
+        outcome = r.succeeded || r.reads[0]?.[0]?.value === value ? 'registered' : 'fenced';
       } catch (err) {
-        // The answer was lost, not necessarily the transaction: etcd says whether it holds the key.
-        const kv = await this.opts.client.get(key).catch(() => {
-          throw new AppError('unavailable', `cannot reach an etcd quorum to register the write in the shared WAL (${messageOf(err)}): it is not acknowledged, and may or may not be stored; retry`, { headers: { 'Retry-After': '1' } });
-        });
-        registered = kv?.value === value;
+        // The answer was lost, not necessarily the transaction: settle which it was before answering.
+        outcome = await this.settle(key, value, object, err);
       }
-      if (!registered) {
+      if (outcome === 'withdrawn') this.opts.onWithdrawn?.();
+      if (outcome === 'withdrawn') throw notPrimary('cannot reach an etcd quorum to register the write in the shared WAL; it was withdrawn and is not stored: retry');
+      if (outcome === 'fenced') {
         this.opts.onFenced('a shared WAL registration was fenced: another node holds the writer election');
         throw notPrimary('this node is no longer the primary writer; the write was not stored: retry (it goes to the new primary)');
       }
@@ -198,6 +236,62 @@ export class SharedWal {
       const refusal = err instanceof AppError ? err : new AppError('unavailable', `cannot commit the shared WAL: ${messageOf(err)}; the write was not acknowledged, retry`, { headers: { 'Retry-After': '1' } });
       for (const w of group) w.reject(refusal);
       if (put && refusal.headers?.[NOT_PRIMARY_HEADER]) void this.opts.store.delete(object).catch(() => false);
+    }
+  }
+
+  /**
+   * Decides a registration whose answer was lost: etcd either holds it (the write is stored and may be
+   * acknowledged) or it is withdrawn, by a transaction that holds only while the key is absent, so the
+   * registration fails should it still reach etcd. Tries for SETTLE_MS; past that the write is answered
+   * 503 and settling goes on in the background, which also withdraws the registration if it finds one:
+   * a refused write must not turn up stored later, doubled by the client's retry.
+   */
+  private async settle(key: string, value: string, object: string, cause: unknown): Promise<Outcome> {
+    const deadline = performance.now() + SETTLE_MS;
+    for (;;) {
+      try {
+        return await this.settleOnce(key, value);
+      } catch {
+        if (this.closed || performance.now() >= deadline) break;
+        await Bun.sleep(SETTLE_RETRY_MS);
+      }
+    }
+    void this.withdrawLater(key, value, object);
+    throw new AppError('unavailable', `cannot reach an etcd quorum to register the write in the shared WAL (${messageOf(cause)}): it is not acknowledged; it is withdrawn once etcd answers again, unless another primary took over by then: retry`, { headers: { 'Retry-After': '1' } });
+  }
+
+  /** One attempt to settle a registration: withdraws it if etcd does not hold it. */
+  private async settleOnce(key: string, value: string): Promise<Exclude<Outcome, 'fenced'>> {
+    const r = await this.opts.client.txn([absent(key)], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }], [{ get: { key } }]);
+    // A value other than ours is our own withdrawal, written by an attempt whose answer was lost.
+    return r.succeeded || r.reads[0]?.[0]?.value !== value ? 'withdrawn' : 'registered';
+  }
+
+  /** Settles a registration in the background once etcd answers; a registered one is withdrawn while this node leads. */
+  private async withdrawLater(key: string, value: string, object: string): Promise<void> {
+    const log = this.opts.log;
+    while (!this.closed) {
+      let fence: Compare;
+      try {
+        fence = this.opts.fence();
+      } catch {
+        log.warn('a write answered 503 while etcd could not answer may be stored: this node stopped leading before it could withdraw it', { segment: key });
+        return;
+      }
+      try {
+        let stored = (await this.settleOnce(key, value)) === 'registered';
+        if (stored) stored = !(await this.opts.client.txn([fence, { key, target: 'VALUE', result: 'EQUAL', value }], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }])).succeeded;
+        if (stored) {
+          log.warn('a write answered 503 while etcd could not answer is stored: another primary took over before this node could withdraw it', { segment: key });
+          return;
+        }
+        log.info('a write answered 503 while etcd could not answer is withdrawn: it is not stored', { segment: key });
+        this.opts.onWithdrawn?.();
+        await this.opts.store.delete(object).catch(() => false);
+        return;
+      } catch {
+        await Bun.sleep(1000);
+      }
     }
   }
 
@@ -220,14 +314,19 @@ export class SharedWal {
     for (const { id, record } of state.segments) {
       if (fullyCovered(state, id, record.entries)) continue;
       const done = state.covered.get(id);
-      // A failed read is retried (the take-over is attempted again); an object that is not a segment
-      // can never be replayed, and must not keep the cluster without a primary.
-      const bytes = await this.opts.store.get(record.object);
+      // A failed read is retried (the take-over is attempted again); an object that is missing or not a
+      // segment can never be replayed, and must not keep the cluster without a primary for ever. Its
+      // key stays (the pending gauge shows it) and so does the object, for an operator to look at.
       let entries: ReturnType<typeof decodeSegment>;
       try {
-        entries = decodeSegment(bytes);
+        entries = decodeSegment(await this.opts.store.get(record.object).catch((err: unknown) => {
+          if (err instanceof AppError && err.kind === 'not_found') throw new Error(`its object does not exist: ${err.message}`);
+          throw new ReadFailed(err);
+        }));
       } catch (err) {
-        this.opts.log.error('a shared WAL segment cannot be decoded; its unflushed entries are skipped', { segment: id, object: record.object, error: messageOf(err) });
+        if (err instanceof ReadFailed) throw err.cause;
+        this.opts.log.error('a shared WAL segment cannot be replayed; its unflushed entries are lost', { segment: id, object: record.object, error: messageOf(err) });
+        this.opts.onUnreadable?.();
         continue;
       }
       entries.forEach((e, i) => {
@@ -263,6 +362,7 @@ export class SharedWal {
     const live = new Set(s.segments.map((x) => x.id));
     const ops: Op[] = [...gone].map((id): Op => ({ delete: { key: this.keys.segment(id) } }));
     for (const c of s.coveredKeys) if (c.segments.every((id) => gone.has(id) || !live.has(id))) ops.push({ delete: { key: c.key } });
+    for (const w of s.withdrawn) if (!(Date.now() - w.at < WITHDRAWN_KEEP_MS)) ops.push({ delete: { key: w.key } });
     for (let i = 0; i < ops.length; i += MAX_OPS) {
       const r = await this.opts.client.txn([this.opts.fence()], ops.slice(i, i + MAX_OPS));
       if (!r.succeeded) return s.segments.length - gone.size;
@@ -278,6 +378,7 @@ export class SharedWal {
 
   /** Stops the timers; queued writes are refused. */
   close(): void {
+    this.closed = true;
     if (this.linger) clearTimeout(this.linger);
     if (this.collectTimer) clearInterval(this.collectTimer);
     for (const w of this.pending) w.reject(notPrimary('this node is stopping; the write was not stored: retry'));

@@ -50,6 +50,8 @@ export function createSvcMetrics(registry = new MetricsRegistry()) {
     walSharedPutSeconds: c('svc_wal_shared_put_seconds_total', 'Time spent putting shared WAL segments into the bucket'),
     walSharedCommitSeconds: c('svc_wal_shared_commit_seconds_total', 'Time from the start of each shared WAL commit to its registration in etcd'),
     walSharedSegmentsPending: g('svc_wal_shared_segments_pending', 'Shared WAL segments registered in etcd whose entries are not all in registered files (gauge, on the primary writer)'),
+    walSharedSegmentsUnreadable: c('svc_wal_shared_segments_unreadable_total', 'Shared WAL segments a take-over could not replay (object missing or not a segment): their unflushed entries are lost; the key and object stay for an operator'),
+    walSharedWithdrawn: c('svc_wal_shared_withdrawn_total', 'Shared WAL registrations withdrawn because etcd did not answer them (their writes were answered 503, not stored)'),
     clusterFailovers: c('svc_cluster_failovers_total', 'Times this node took over as primary writer from another one'),
     clusterIsPrimary: g('svc_cluster_is_primary', '1 while this node is the primary writer, else 0 (gauge)'),
     compactionJobs: c('svc_compaction_jobs_total', 'Compaction jobs started'),

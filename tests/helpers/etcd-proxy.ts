@@ -1,8 +1,8 @@
 /**
  * An HTTP proxy in front of one real etcd member's JSON gateway, for one node's view of etcd: it
  * passes every request through (watch streams included) until told to refuse the range reads of a
- * key prefix for a while, answering them as a member that timed out would, or to lose the answer of
- * a transaction it did pass on. That is how a loaded etcd fails a node's requests at the worst moment,
+ * key prefix for a while, answering them as a member that timed out would, to lose the answer of
+ * a transaction it did pass on, or to pass a transaction on only after answering it as timed out. That is how a loaded etcd fails a node's requests at the worst moment,
  * made to happen when a test wants it.
  */
 import { Buffer } from 'node:buffer';
@@ -13,6 +13,10 @@ export interface EtcdProxy {
   failRanges(prefix: string, ms: number): void;
   /** Passes the next `count` transactions that put a key containing `fragment` to etcd, then answers them as timed out. */
   loseTxnAnswers(fragment: string, count: number): void;
+  /** For the next `ms` milliseconds, passes every transaction that puts a key containing `fragment` to etcd, then answers it as timed out. */
+  loseTxnAnswersFor(fragment: string, ms: number): void;
+  /** Answers the next `count` transactions that put a key containing `fragment` as timed out at once and passes each to etcd `delayMs` later: a proposal that commits after its client gave up. */
+  holdTxns(fragment: string, count: number, delayMs: number): void;
   /** Transaction answers lost so far. */
   readonly lost: number;
   /** Range reads refused so far. */
@@ -23,7 +27,8 @@ export interface EtcdProxy {
 export function startEtcdProxy(target: string): EtcdProxy {
   let rule: { prefix: string; until: number } | null = null;
   let refused = 0;
-  let lose: { fragment: string; count: number } | null = null;
+  let lose: { fragment: string; count: number; until?: number } | null = null;
+  let hold: { fragment: string; count: number; delayMs: number } | null = null;
   let lost = 0;
   const putsOf = (body: ArrayBuffer) =>
     ((JSON.parse(new TextDecoder().decode(body)) as { success?: { request_put?: { key: string } }[] }).success ?? []).flatMap((op) => (op.request_put ? [Buffer.from(op.request_put.key, 'base64').toString()] : []));
@@ -42,9 +47,17 @@ export function startEtcdProxy(target: string): EtcdProxy {
           return timedOut();
         }
       }
+      const puts = url.pathname === '/v3/kv/txn' ? putsOf(body) : [];
+      if (hold && hold.count > 0 && puts.some((k) => k.includes(hold!.fragment))) {
+        hold.count--;
+        const headers = new Headers(req.headers);
+        setTimeout(() => void fetch(target + url.pathname, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()).catch(() => {}), hold.delayMs);
+        return timedOut();
+      }
       const res = await fetch(target + url.pathname + url.search, { method: req.method, headers: req.headers, body: body.byteLength ? body : undefined, signal: req.signal });
-      if (lose && lose.count > 0 && url.pathname === '/v3/kv/txn' && putsOf(body).some((k) => k.includes(lose!.fragment))) {
-        lose.count--;
+      const losing = lose && (lose.until === undefined ? lose.count > 0 : Date.now() < lose.until);
+      if (losing && puts.some((k) => k.includes(lose!.fragment))) {
+        lose!.count--;
         lost++;
         await res.arrayBuffer();
         return timedOut();
@@ -62,6 +75,12 @@ export function startEtcdProxy(target: string): EtcdProxy {
     },
     loseTxnAnswers(fragment, count) {
       lose = { fragment, count };
+    },
+    loseTxnAnswersFor(fragment, ms) {
+      lose = { fragment, count: 0, until: Date.now() + ms };
+    },
+    holdTxns(fragment, count, delayMs) {
+      hold = { fragment, count, delayMs };
     },
     get lost() {
       return lost;
