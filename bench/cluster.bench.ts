@@ -9,7 +9,7 @@
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
  * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
  * turns; BENCH_KILLS (default 10; 0 skips the failover part); BENCH_PROFILE (a directory: the
- * cluster's writer and the standalone server with its WAL run with --cpu-prof there; the pids are printed). Needs etcd (Debian etcd-server) on PATH.
+ * cluster's writer, the failover-off writer and the standalone server with its WAL run with --cpu-prof there; the pids are printed). Needs etcd (Debian etcd-server) on PATH.
  * s3rver and etcd run on the same cores as svc, so the CPU time of every process (svc, s3rver, the
  * etcd members) during the ingest turns is printed per million lines, for both set-ups.
  * A third set-up, a writer with cluster.failover_enabled = false (it acknowledges from its own WAL,
@@ -143,8 +143,8 @@ try {
       )
     : null;
   // Failover off: the writer acknowledges from its own WAL, so this is the cost of clustering alone.
-  const off = await startServer({ env: { ...cl('off', 'writer'), ...s3.env('clusoff'), SVC_CLUSTER_NAME: 'off', SVC_CLUSTER_FAILOVER_ENABLED: 'false', SVC_WAL_ENABLED: OFF_WAL } });
-  if (PROFILE) console.log(`profiles in ${PROFILE}: cluster writer pid ${writer.proc.pid}, standalone with its WAL pid ${soloWal.proc.pid}`);
+  const off = await startServer({ env: { ...cl('off', 'writer'), ...s3.env('clusoff'), SVC_CLUSTER_NAME: 'off', SVC_CLUSTER_FAILOVER_ENABLED: 'false', SVC_WAL_ENABLED: OFF_WAL }, ...profiled() });
+  if (PROFILE) console.log(`profiles in ${PROFILE}: cluster writer pid ${writer.proc.pid}, failover-off writer pid ${off.proc.pid}, standalone with its WAL pid ${soloWal.proc.pid}`);
   await Bun.sleep(1500); // the writer wins its election
   const baselineRates: number[] = [];
   const soloRates: number[] = [];

@@ -4,7 +4,9 @@
  * environment alone when switched off; the restarted server serves writes and queries as usual.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type TestServer } from './helpers/server.ts';
 
 const started: TestServer[] = [];
@@ -38,6 +40,21 @@ describe.skipIf(process.platform !== 'linux')('server.retain_freed_memory', () =
     expect(JSON.stringify(await q.json())).toContain('2');
     // The first image opened nothing before it was replaced: one start-up, one set of listeners.
     expect(s.output().match(/svc started/g)?.length ?? 0).toBe(1);
+  });
+
+  test('under the sampling profiler (bun --cpu-prof, whose SIGPWR used to kill the new image before it could handle it) the restart starts every time', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
+    try {
+      for (let i = 0; i < 3; i++) {
+        const s = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' }, executable: process.execPath, args: ['--cpu-prof', `--cpu-prof-dir=${dir}`, join(import.meta.dir, '..', 'src', 'main.ts')] });
+        started.push(s);
+        expect(environOf(s.proc.pid).get('MIMALLOC_PURGE_DELAY')).toBe('-1');
+        expect(await s.stop()).toBe(0);
+      }
+      expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).length).toBe(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a value the user set is kept', async () => {

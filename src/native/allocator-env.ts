@@ -9,11 +9,15 @@
  * /proc/self/exe with the same arguments, same pid, same open descriptors), before it opened any
  * file, socket or worker. The cost is resident memory staying near its peak instead of shrinking.
  */
-import { dlopen, FFIType, ptr } from 'bun:ffi';
+import { dlopen, FFIType, ptr, type Pointer } from 'bun:ffi';
 import { readFileSync } from 'node:fs';
 
 /** What the allocator is told; a value the user set is never replaced. */
 export const RETAIN_FREED_MEMORY: Readonly<Record<string, string>> = { MIMALLOC_PURGE_DELAY: '-1' };
+
+/** Linux's SIGPWR (x86-64 and arm64) and SIG_IGN. */
+const SIGPWR = 30;
+const SIG_IGN = 1 as unknown as Pointer;
 
 /** A NUL-terminated copy of `s`, as C wants its strings. */
 function cString(s: string): Buffer {
@@ -50,14 +54,22 @@ export function restartWithEnv(extra: Readonly<Record<string, string>>): string 
   const vars = Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [cString(`${k}=${v}`)]));
   let libc;
   try {
-    libc = dlopen('libc.so.6', { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } });
+    libc = dlopen('libc.so.6', {
+      execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+      signal: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.ptr },
+    });
   } catch (err) {
     return `cannot load libc.so.6 to restart with ${missing.join(', ')}: ${(err as Error).message}`;
   }
   const argvPtrs = pointerArray(args);
   const envPtrs = pointerArray(vars);
+  // JavaScriptCore suspends threads with SIGPWR (its sampling profiler under --cpu-prof does so many
+  // times a second). A handler does not survive execve, but a pending signal does: the new image would
+  // die of it before installing its own. Ignored, it is dropped; the new image installs its handler.
+  const previous = libc.symbols.signal(SIGPWR, SIG_IGN);
   // Returns only on failure; on success this process image is gone.
   libc.symbols.execve(ptr(path), ptr(argvPtrs), ptr(envPtrs));
+  if (previous !== null) libc.symbols.signal(SIGPWR, previous);
   libc.close();
   return `execve of /proc/self/exe failed; running without ${missing.join(', ')}`;
 }
