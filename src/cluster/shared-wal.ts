@@ -248,13 +248,11 @@ export class SharedWal {
    */
   private async settle(key: string, value: string, object: string, cause: unknown): Promise<Outcome> {
     const deadline = performance.now() + SETTLE_MS;
-    for (;;) {
-      try {
-        return await this.settleOnce(key, value);
-      } catch {
-        if (this.closed || performance.now() >= deadline) break;
-        await Bun.sleep(SETTLE_RETRY_MS);
-      }
+    for (let left = SETTLE_MS; left > 0 && !this.closed; left = deadline - performance.now()) {
+      // An attempt etcd holds past the deadline goes on unawaited; the background settles it anyway.
+      const outcome = await Promise.race([this.settleOnce(key, value).catch(() => null), Bun.sleep(left).then(() => null)]);
+      if (outcome) return outcome;
+      await Bun.sleep(Math.min(SETTLE_RETRY_MS, Math.max(0, deadline - performance.now())));
     }
     void this.withdrawLater(key, value, object);
     throw new AppError('unavailable', `cannot reach an etcd quorum to register the write in the shared WAL (${messageOf(cause)}): it is not acknowledged; it is withdrawn once etcd answers again, unless another primary took over by then: retry`, { headers: { 'Retry-After': '1' } });
