@@ -17,6 +17,7 @@ import { AppError, type ErrorKind, unavailable } from '../../lib/errors.ts';
 import { workerUrl } from '../../lib/worker-url.ts';
 import { fromWire } from '../batch-wire.ts';
 import type { ColumnBatch } from '../column-batch.ts';
+import { columnMemory } from '../column-memory.ts';
 import { type LineError, type LineProtocolOptions, type LineProtocolResult, parseLineProtocol } from '../lineprotocol/index.ts';
 import { parseMsgpackWrite } from '../msgpack/index.ts';
 import type { ErrorData, ParseReply, ParseRequest } from './protocol.ts';
@@ -151,7 +152,8 @@ export class ParsePool {
 
   /** Same result (or AppError) as `parseMsgpackWrite(body, { now })`; the body is handed over as above. */
   async parseMsgpack(body: Uint8Array, now: number): Promise<ColumnBatch[]> {
-    if (!this.offloads(body, this.minMsgpackOffloadBytes)) return parseMsgpackWrite(body, { now });
+    // In place, its columns come from memory reused once earlier rows are flushed (see column-memory.ts).
+    if (!this.offloads(body, this.minMsgpackOffloadBytes)) return columnMemory.parseInArena(() => parseMsgpackWrite(body, { now }));
     const parsed = await this.run(body, (id, sent) => ({ id, format: 'msgpack', body: sent, now }), (kept) => ({
       batches: parseMsgpackWrite(kept, { now }),
       errors: [] as LineError[],
