@@ -64,7 +64,6 @@ describe('ColumnMemoryPool', () => {
     const pool = new ColumnMemoryPool();
     const body = parse(pool, 1, 2);
     const [a, b] = claimAll(pool, body);
-    expect(pool.claim(body[0]!)).toBeNull(); // claimed once
     expect(reusesMemoryOf(pool, body)).toBe(false);
     expect(reusesMemoryOf(pool, body)).toBe(false);
     expect(pool.stats().reusedCarvings).toBeGreaterThan(0); // the other bodies' memory was reused
@@ -74,6 +73,32 @@ describe('ColumnMemoryPool', () => {
     expect(intact(body, [1, 2])).toBe(true);
     pool.release([b!]);
     expect(reusesMemoryOf(pool, body)).toBe(true);
+  });
+
+  test('a batch claimed twice (buffered twice) keeps its body\'s memory for good', () => {
+    const pool = new ColumnMemoryPool();
+    const body = parse(pool, 5, 6);
+    const claims = claimAll(pool, body);
+    expect(pool.claim(body[0]!)).toBeNull();
+    pool.release(claims);
+    expect(reusesMemoryOf(pool, body)).toBe(false);
+    expect(intact(body, [5, 6])).toBe(true);
+  });
+
+  test('a parse inside a parse has an arena of its own', () => {
+    const pool = new ColumnMemoryPool();
+    let inner: ColumnBatch[] = [];
+    const outer = pool.parseInArena(() => {
+      const first = carved(pool, 1);
+      inner = parse(pool, 2);
+      return [first, carved(pool, 3)];
+    });
+    pool.release(claimAll(pool, outer));
+    const innerClaims = claimAll(pool, inner); // still buffered: its memory must stay
+    expect(reusesMemoryOf(pool, inner)).toBe(false);
+    expect(intact(inner, [2])).toBe(true);
+    pool.release(innerClaims);
+    expect(reusesMemoryOf(pool, [...outer, ...inner])).toBe(true);
   });
 
   test('a pin taken before a release keeps the memory until it is dropped; a later pin does not', () => {

@@ -67,7 +67,7 @@ export class ColumnMemoryPool {
   private current: Block | null = null;
   private open: Arena | null = null;
   private readonly free: Block[] = [];
-  private readonly tracked = new WeakMap<ColumnBatch, Arena>();
+  private readonly tracked = new WeakMap<ColumnBatch, { arena: Arena; claimed: boolean }>();
   /** Increases at every release; a pin remembers the value at its start. */
   private epoch = 0;
   private readonly pins = new Map<number, number>();
@@ -77,21 +77,21 @@ export class ColumnMemoryPool {
 
   /**
    * Runs `parse` (synchronous) with its shared arrays carved from reused blocks; its batches with rows
-   * are tracked for `claim`. Not re-entrant: a parse never starts another.
+   * are tracked for `claim`. A parse inside another gets an arena of its own.
    */
   parseInArena(parse: () => ColumnBatch[]): ColumnBatch[] {
-    if (this.open !== null) return parse();
+    const outer = this.open;
     const arena = new Arena();
     this.open = arena;
     let batches: ColumnBatch[];
     try {
       batches = parse();
     } finally {
-      this.open = null;
+      this.open = outer;
     }
     for (const b of batches) {
       if (b.length === 0 || this.tracked.has(b)) continue;
-      this.tracked.set(b, arena);
+      this.tracked.set(b, { arena, claimed: false });
       arena.pending++;
     }
     return batches;
@@ -118,12 +118,20 @@ export class ColumnMemoryPool {
     return [block.memory, at];
   }
 
-  /** Takes `batch` over for the write buffer, once; null for a batch not tracked (or claimed before). */
+  /**
+   * Takes `batch` over for the write buffer, once; null for a batch not tracked. A second claim (a batch
+   * buffered twice, which the first flush's release would leave read by the second): its body's memory is
+   * then never reused.
+   */
   claim(batch: ColumnBatch): MemoryClaim | null {
-    const arena = this.tracked.get(batch);
-    if (arena === undefined) return null;
-    this.tracked.delete(batch);
-    return new MemoryClaim(arena);
+    const entry = this.tracked.get(batch);
+    if (entry === undefined) return null;
+    if (entry.claimed) {
+      entry.arena.pending = Infinity;
+      return null;
+    }
+    entry.claimed = true;
+    return new MemoryClaim(entry.arena);
   }
 
   /** The claimed batches are in registered files and out of every snapshot from this tick on. */
