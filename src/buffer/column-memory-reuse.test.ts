@@ -28,7 +28,7 @@ const hostOf = (t: number) => `h${t % 13}`;
 const packr = new Packr({ useRecords: false });
 function body(k: number, rows: number): Uint8Array {
   const time = Array.from({ length: rows }, (_, i) => T0 + k * 100_000 + i);
-  return packr.pack({ m: 'm', columns: { time: time.map((t) => t), host: time.map(hostOf), v: time.map((t) => vOf(t) + 0.5 - 0.5), n: time.map(nOf) } });
+  return packr.pack({ m: 'm', columns: { time, host: time.map(hostOf), v: time.map(vOf), n: time.map(nOf) } });
 }
 
 /** Rows of `batches` whose values do not match their time. */
