@@ -14,7 +14,8 @@
  *   with the allocator setting svc gives itself (MIMALLOC_PURGE_DELAY=-1) unless the caller set one;
  * - split-only (line protocol): a Bun.serve that only splits the body on newlines;
  * - VictoriaMetrics' `/write` (`/usr/bin/victoria-metrics`) and InfluxDB 1.x (`influxd`) when installed.
- * Each server's CPU seconds and peak RSS during its turns are read from /proc.
+ * Each server's CPU seconds (all threads, and its event loop's), its event loop's minor page faults and
+ * peak RSS during its turns are read from /proc.
  *
  * Shape: time, host (100 values), region (10 values), five float fields. MessagePack: 10,000-row
  * columnar batches; line protocol: 5,000-line batches; BODIES distinct bodies per format, each later
@@ -214,11 +215,15 @@ interface Target {
   settled: number[];
   rows: number;
   cpu: number;
+  /** CPU seconds of its main thread (the event loop) during its turns. */
+  loopCpu: number;
+  /** Minor page faults of its event loop during its turns (fresh memory touched: see src/ingest/column-memory.ts). */
+  faults: number;
   rss: number;
   errors: number;
 }
 
-const target = (t: Pick<Target, 'name' | 'url' | 'path' | 'headers' | 'pid' | 'settle' | 'stop'>): Target => ({ ...t, acked: [], settled: [], rows: 0, cpu: 0, rss: 0, errors: 0 });
+const target = (t: Pick<Target, 'name' | 'url' | 'path' | 'headers' | 'pid' | 'settle' | 'stop'>): Target => ({ ...t, acked: [], settled: [], rows: 0, cpu: 0, loopCpu: 0, faults: 0, rss: 0, errors: 0 });
 
 /** The decode-only or split-only reference: a Bun.serve in a child process. */
 async function bunReference(kind: 'decode' | 'split', f: Format): Promise<Target> {
@@ -237,10 +242,18 @@ async function bunReference(kind: 'decode' | 'split', f: Format): Promise<Target
  * CPU seconds (user + system, every thread) `pid` has used so far. CPU per row is the figure a shared
  * machine disturbs least: waiting for a core costs wall time, not CPU time.
  */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+function cpuSeconds(pid: number, thread = false): number {
+  const f = statFields(pid, thread);
   return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
+
+/** Minor page faults `pid` has taken so far: every thread, or (`thread`) its main thread, the event loop. */
+const minorFaults = (pid: number, thread = false) => Number(statFields(pid, thread)[7]);
+
+/** /proc/<pid>/stat (or its main thread's) from its third field (the state) on. */
+function statFields(pid: number, thread: boolean): string[] {
+  const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 const CLOCK_TICKS = 100;
 
@@ -382,6 +395,8 @@ async function influxTarget(influxd: string): Promise<Target> {
 /** One turn of load on `t`, then its settle; adds the turn's rates, rows, CPU and peak RSS to `t`. */
 async function turn(t: Target, f: Format, seconds = SECONDS): Promise<void> {
   const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+  const loop0 = t.pid ? cpuSeconds(t.pid, true) : 0;
+  const faults0 = t.pid ? minorFaults(t.pid, true) : 0;
   const work = load(f, t.url, t.path, t.headers, seconds);
   const [r, rss] = t.pid ? await peakRss(t.pid, work) : [await work, 0];
   await t.settle?.();
@@ -391,6 +406,8 @@ async function turn(t: Target, f: Format, seconds = SECONDS): Promise<void> {
   t.rows += r.acked;
   t.errors += r.errors;
   if (t.pid) t.cpu += cpuSeconds(t.pid) - cpu0;
+  if (t.pid) t.loopCpu += cpuSeconds(t.pid, true) - loop0;
+  if (t.pid) t.faults += minorFaults(t.pid, true) - faults0;
   t.rss = Math.max(t.rss, rss);
 }
 
@@ -433,13 +450,14 @@ async function runFormat(f: Format): Promise<void> {
     const baselineWarm = baseline ? warmRows.get(baseline)! : 0;
     const baselineMissing = baseline ? baseline.rows - ((await countRows(baseline.url)) - baselineWarm) : 0;
     console.log(`\n${f.name}: ${TURNS} alternating turns of ${SECONDS} s (order reversed every other turn), medians of the turns`);
-    console.log(`| target | acked | on disk (load + flush) | CPU s per M rows | peak RSS | svc / target, acked | svc / target, on disk |`);
-    console.log('|---|---:|---:|---:|---:|---|---|');
+    console.log(`| target | acked | on disk (load + flush) | CPU s per M rows (event loop) | event loop minor faults per M rows | peak RSS | svc / target, acked | svc / target, on disk |`);
+    console.log('|---|---:|---:|---:|---:|---:|---|---|');
     for (const t of all) {
-      const cpu = t.pid ? (t.cpu / (t.rows / 1e6)).toFixed(2) : '-';
+      const cpu = t.pid ? `${(t.cpu / (t.rows / 1e6)).toFixed(2)} (${(t.loopCpu / (t.rows / 1e6)).toFixed(3)})` : '-';
+      const faults = t.pid ? (t.faults / (t.rows / 1e6)).toFixed(0) : '-';
       const rss = t.pid ? `${(t.rss / 2 ** 20).toFixed(0)} MiB` : '-';
       const vs = t === svc ? ['', ''] : [ratioText(turnRatios(svc.acked, t.acked)), ratioText(turnRatios(svc.settled, t.settled))];
-      console.log(`| ${t.name}${t.errors ? ` (errors ${t.errors})` : ''} | ${fmt(median(t.acked))} | ${t.settle ? fmt(median(t.settled)) : '-'} | ${cpu} | ${rss} | ${vs[0]} | ${vs[1]} |`);
+      console.log(`| ${t.name}${t.errors ? ` (errors ${t.errors})` : ''} | ${fmt(median(t.acked))} | ${t.settle ? fmt(median(t.settled)) : '-'} | ${cpu} | ${faults} | ${rss} | ${vs[0]} | ${vs[1]} |`);
     }
     if (missing > 0) console.log(`NOT COUNTED BACK: ${missing} acknowledged rows missing from count(*)`);
     if (baselineMissing > 0) console.log(`NOT COUNTED BACK (baseline): ${baselineMissing} acknowledged rows missing from count(*)`);

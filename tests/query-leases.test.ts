@@ -1,7 +1,7 @@
 /**
  * A query reads exactly the files it planned, even when a compaction, delete or retention run swaps
  * them out meanwhile: planned files are leased, and the reaper deletes a replaced file only after the
- * last query reading it has finished.
+ * last query reading it has finished. Buffered rows are pinned the same way (their memory is reused).
  */
 import { expect, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { FileManifestStore, migrations, openCatalog } from '../src/catalog/index.ts';
 import { ConnectionPool, DuckDBInstance, createSandboxedInstance } from '../src/duckdb/index.ts';
 import { Logger } from '../src/observability/index.ts';
-import { ManifestTableSource, QueryService } from '../src/query/index.ts';
+import type { ColumnBatch } from '../src/ingest/index.ts';
+import { type BufferedRows, ManifestTableSource, QueryService } from '../src/query/index.ts';
 import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
 import { UNRESTRICTED } from '../src/lib/table-access.ts';
 
@@ -58,4 +59,44 @@ test('a file replaced while a query reads it is deleted only after the query end
   expect(reaper.inUse(key)).toBe(false);
   await reaper.collect();
   expect(await store.stat(key)).toBeNull();
+});
+
+// Buffered rows' column memory is reused once their flush registered (src/ingest/column-memory.ts):
+// a query that planned them holds a pin, taken in the planning tick, until it ends.
+test('a query over buffered rows pins them from the planning tick until it ends', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
+  const root = join(dir, 'data');
+  const store = await new LocalObjectStore(root).open();
+  const manifest = new FileManifestStore(openCatalog(join(dir, 'svc.db'), migrations));
+  const logger = new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} });
+  const reaper = new FileReaper({ store, manifest, logger });
+  const t0 = Date.UTC(2024, 0, 1) * 1000;
+  const batch: ColumnBatch = { measurement: 'm', length: 3, time: Float64Array.from([t0, t0 + 1, t0 + 2]), columns: new Map([['v', { type: 'float64', values: Float64Array.from([1, 2, 3]), valid: null, tag: false }]]) };
+  let pins = 0;
+  let pinnedInPlanningTick = false;
+  const buffered: BufferedRows = {
+    snapshot: () => {
+      queueMicrotask(() => (pinnedInPlanningTick = pins > 0));
+      return [batch];
+    },
+    pin: () => {
+      pins++;
+      return () => pins--;
+    },
+    measurements: () => [{ database: 'db', measurement: 'm' }],
+  };
+  const source = new ManifestTableSource(manifest, root, buffered, null, { store, reaper });
+  const instance = await createSandboxedInstance({ allowedDirectories: [root] });
+  const queries = new QueryService(new ConnectionPool(instance, 1), source, { timeoutMs: 60_000, slowQueryMs: 0 });
+  let pinsWhileReading = -1;
+  const { result } = await queries.execute({ sql: 'SELECT sum(v) AS s FROM db.m', access: UNRESTRICTED }, async (_columns, next) => {
+    pinsWhileReading = pins;
+    let rows = 0;
+    for (let chunk = await next(); chunk; chunk = await next()) rows += chunk.rowCount;
+    return { rowCount: rows };
+  });
+  expect(result.rowCount).toBe(1);
+  expect(pinnedInPlanningTick).toBe(true);
+  expect(pinsWhileReading).toBe(1);
+  expect(pins).toBe(0);
 });

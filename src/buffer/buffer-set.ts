@@ -6,7 +6,7 @@
  */
 import { ChangeHandedOn, type FileManifestStore, type ManifestFile } from '../catalog/index.ts';
 import type { DuckDBInstance } from '../duckdb/index.ts';
-import type { ColumnBatch } from '../ingest/index.ts';
+import { type ColumnBatch, columnMemory } from '../ingest/index.ts';
 import { messageOf, unavailable } from '../lib/errors.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
@@ -125,6 +125,8 @@ export class BufferSet {
       }
       if (!buf) this.active.set(key, (buf = new MeasurementBuffer(database, batch.measurement)));
       buf.add(batch);
+      const memory = columnMemory.claim(batch);
+      if (memory !== null) buf.memory.push(memory);
       if (ticket !== undefined && !buf.tickets.has(ticket)) {
         buf.tickets.add(ticket);
         this.tickets.hold(ticket);
@@ -132,6 +134,14 @@ export class BufferSet {
       if (buf.rows >= this.opts.maxBufferSize) this.seal(key, buf);
     }
     if (ticket !== undefined) this.tickets.releaseIfUnheld(ticket);
+  }
+
+  /**
+   * Keeps the column memory of rows a snapshot taken in this tick returns from being reused until the
+   * returned function is called: a reader that holds a snapshot across awaits takes one.
+   */
+  pin(): () => void {
+    return columnMemory.pin();
   }
 
   /** Rows acknowledged but not yet in a registered file (in flight first, then buffered), oldest first; do not mutate. */
@@ -268,7 +278,7 @@ export class BufferSet {
   private seal(key: string, buf: MeasurementBuffer): void {
     this.active.delete(key);
     if (buf.rows === 0) return;
-    const job = sealJob(this.deps.manifest, buf.database, buf.measurement, buf.batches, buf.rows, [...buf.tickets]);
+    const job = sealJob(this.deps.manifest, buf);
     const list = this.inflight.get(key);
     if (list) list.push(job);
     else this.inflight.set(key, [job]);
@@ -326,6 +336,9 @@ export class BufferSet {
     this.deps.metrics.bufferFlushes.inc();
     this.deps.metrics.bufferRecordsWritten.inc(job.rows);
     for (const t of job.tickets) this.tickets.drop(t);
+    // Out of every snapshot from this tick on. A job written more than once may have had a write still
+    // reading its rows when it was retried (a lost worker): its memory is left to the garbage collector.
+    if (job.attempts === 0 && !job.abandoned) columnMemory.release(job.memory);
     job.resolve();
   }
 

@@ -1,10 +1,11 @@
 /** A sealed buffer on its way to Parquet, and the code that writes one. */
 import { rm } from 'node:fs/promises';
 import type { FileManifestStore, ManifestFile } from '../catalog/index.ts';
-import type { ColumnBatch } from '../ingest/index.ts';
+import type { ColumnBatch, MemoryClaim } from '../ingest/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import { dataFileKey, type ObjectStore } from '../storage/index.ts';
 import type { HourFileWriter } from './file-writers.ts';
+import type { MeasurementBuffer } from './measurement-buffer.ts';
 
 /** Rows sealed for one flush. `seq` is reserved at seal time, so flush order = write order (last-write-wins). */
 export interface FlushJob {
@@ -13,6 +14,8 @@ export interface FlushJob {
   batches: ColumnBatch[];
   rows: number;
   tickets: unknown[];
+  /** The batches' claimed column memory (see ingest/column-memory.ts), one entry per batch. */
+  memory: MemoryClaim[];
   seq: number;
   attempts: number;
   /** Dropped unflushed (a fenced ex-primary's rows, replayed by the new primary): no further attempt. */
@@ -23,10 +26,11 @@ export interface FlushJob {
 }
 
 /** Seals rows into a job, reserving its flush sequence from the manifest. */
-export function sealJob(manifest: FileManifestStore, database: string, measurement: string, batches: ColumnBatch[], rows: number, tickets: unknown[]): FlushJob {
+export function sealJob(manifest: FileManifestStore, buf: MeasurementBuffer): FlushJob {
   let resolve!: () => void;
   const done = new Promise<void>((r) => (resolve = r));
-  return { database, measurement, batches, rows, tickets, seq: manifest.nextSeq(), attempts: 0, done, resolve };
+  const { database, measurement, batches, rows, memory } = buf;
+  return { database, measurement, batches, rows, tickets: [...buf.tickets], memory, seq: manifest.nextSeq(), attempts: 0, done, resolve };
 }
 
 /** Writes a job's rows as one Parquet file per UTC hour at scratch paths (the flush worker's part). */

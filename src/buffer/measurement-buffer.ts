@@ -2,13 +2,15 @@
  * The rows of one (database, measurement) not yet handed to a flush: the appended batches
  * themselves, kept as they came (batches are immutable once appended, so a snapshot can share them).
  */
-import type { ColumnBatch, ColumnType } from '../ingest/index.ts';
+import type { ColumnBatch, ColumnType, MemoryClaim } from '../ingest/index.ts';
 import { compatible, widen } from '../parquet/index.ts';
 
 /** Buffered batches of one measurement plus the column types they hold and the WAL tickets they pin. */
 export class MeasurementBuffer {
   readonly batches: ColumnBatch[] = [];
   readonly tickets = new Set<unknown>();
+  /** Column memory of the batches that came from an arena (given back once their flush registered). */
+  readonly memory: MemoryClaim[] = [];
   readonly types = new Map<string, ColumnType>();
   private readonly spellings = new Map<string, string>();
   rows = 0;

@@ -21,3 +21,4 @@ export { stageParquet, type ParquetOptions } from './parquet-import/index.ts';
 export { MAX_TIME_MICROS, TIME_FORMATS, type StagedColumn, type StagedTable, type TimeFormat } from './import-table/index.ts';
 export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, tleChecksum, TleParser, type TleError, type TleResult } from './tle/index.ts';
 export { decodeRemoteWrite, decodeRemoteWriteV2, parseRemoteWrite, parseRemoteWriteV2, uncompressSnappy, type RemoteWriteResult, type RemoteWriteV2Result } from './prom/index.ts';
+export { columnMemory, type ColumnMemoryStats, type MemoryClaim } from './column-memory.ts';

@@ -4,14 +4,17 @@
  * rows for queries until they are in Parquet. Measured on the ingest benchmark: copying every column
  * for the worker cost ~12% of the main thread.
  */
+import { columnMemory } from './column-memory.ts';
+
 type Shared = Float64Array | BigInt64Array | Uint8Array | Uint32Array;
 
 /**
  * Small arrays are carved out of a larger shared slab: creating a SharedArrayBuffer costs about as
  * much as parsing a hundred lines (~15% of a 5,000-line line-protocol body went to the six per
  * body). A slab is freed once no array carved from it is referenced, i.e. when the batches holding
- * them have been flushed, so it pins at most the rows of one flush window. Carved memory is never
- * reused, so it is zeroed like a fresh buffer.
+ * them have been flushed, so it pins at most the rows of one flush window. Slab memory is never
+ * reused, so it is zeroed like a fresh buffer. A parse in an arena (column-memory.ts) carves from
+ * reused blocks instead.
  */
 const SLAB_BYTES = 4 << 20;
 const MAX_CARVED_BYTES = 256 << 10;
@@ -21,6 +24,8 @@ let slabUsed = 0;
 /** Zeroed shared memory for `n` elements of `bytesPer` bytes: [buffer, byte offset]. */
 function sharedMemory(n: number, bytesPer: number): [SharedArrayBuffer, number] {
   const bytes = n * bytesPer;
+  const pooled = columnMemory.carve(bytes);
+  if (pooled !== null) return pooled;
   if (bytes > MAX_CARVED_BYTES) return [new SharedArrayBuffer(bytes), 0];
   const size = (bytes + 7) & ~7; // every array starts 8-byte aligned
   if (slabUsed + size > slab.byteLength) {

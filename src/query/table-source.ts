@@ -26,8 +26,10 @@ export interface TableSource {
   /** Rows acknowledged but not yet in any listed file. */
   buffered(database: string, measurement: string): ColumnBatch[];
   /**
-   * Marks planned files as read by a query until the returned function is called. Synchronous, and
-   * called in the planning tick, so a compaction or delete cannot delete a planned file before it is read.
+   * Marks planned files, and the buffered rows planned in this tick, as read by a query until the
+   * returned function is called. Synchronous, and called in the planning tick, so a compaction or
+   * delete cannot delete a planned file, nor a flush hand the buffered rows' memory to a new write,
+   * before they are read.
    */
   lease(keys: readonly string[]): () => void;
   /** Local paths DuckDB reads for `keys`, in order (remote objects come through the read cache). */
@@ -43,6 +45,8 @@ export interface TableSource {
 /** The write buffers as the query side sees them. */
 export interface BufferedRows {
   snapshot(database: string, measurement: string): ColumnBatch[];
+  /** Keeps the rows of this tick's snapshots readable until the returned function is called. */
+  pin(): () => void;
   measurements(database?: string): { database: string; measurement: string }[];
 }
 
@@ -65,7 +69,12 @@ export class ManifestTableSource implements TableSource {
   }
 
   lease(keys: readonly string[]): () => void {
-    return this.storage ? this.storage.reaper.acquire(keys) : () => {};
+    const files = this.storage ? this.storage.reaper.acquire(keys) : () => {};
+    const rows = this.buffers ? this.buffers.pin() : () => {};
+    return () => {
+      files();
+      rows();
+    };
   }
 
   localPaths(keys: readonly string[]): Promise<string[]> {

@@ -17,6 +17,7 @@ import { AppError, type ErrorKind, unavailable } from '../../lib/errors.ts';
 import { workerUrl } from '../../lib/worker-url.ts';
 import { fromWire } from '../batch-wire.ts';
 import type { ColumnBatch } from '../column-batch.ts';
+import { columnMemory } from '../column-memory.ts';
 import { type LineError, type LineProtocolOptions, type LineProtocolResult, parseLineProtocol } from '../lineprotocol/index.ts';
 import { parseMsgpackWrite } from '../msgpack/index.ts';
 import type { ErrorData, ParseReply, ParseRequest } from './protocol.ts';
@@ -32,6 +33,18 @@ export const MIN_OFFLOAD_BYTES = 64 * 1024;
 export const MIN_MSGPACK_OFFLOAD_BYTES = 4 * 1024 * 1024;
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * Frees a body the parser is done with at once (detaching its buffer), for the next body to reuse: left to
+ * the garbage collector, the bodies of many requests pile up first, and the memory of new ones touched fresh
+ * pages (on `bench:ingest`, most of the event loop's page faults were its copy of the received bytes). The
+ * MessagePack parser copies every value it keeps (numbers into columns, strings into JS strings), and the
+ * caller handed the body over (see `parseMsgpack`).
+ */
+function freeBody(body: Uint8Array): void {
+  const buf = body.buffer;
+  if (buf instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === buf.byteLength && !buf.detached) buf.transfer(0);
+}
 
 /** What a worker answers: the parser's result in one shape for both formats. */
 type Parsed = LineProtocolResult;
@@ -149,9 +162,17 @@ export class ParsePool {
     return this.run(body, (id, sent) => ({ id, format: 'lp', body: sent, precision: opts.precision, now: opts.now }), (kept) => parseLineProtocol(kept, opts));
   }
 
-  /** Same result (or AppError) as `parseMsgpackWrite(body, { now })`; the body is handed over as above. */
+  /**
+   * Same result (or AppError) as `parseMsgpackWrite(body, { now })`; the body is handed over as above,
+   * and one parsed in place is freed (detached) once parsed, so the caller must not read it afterwards.
+   */
   async parseMsgpack(body: Uint8Array, now: number): Promise<ColumnBatch[]> {
-    if (!this.offloads(body, this.minMsgpackOffloadBytes)) return parseMsgpackWrite(body, { now });
+    if (!this.offloads(body, this.minMsgpackOffloadBytes)) {
+      // In place, its columns come from memory reused once earlier rows are flushed (see column-memory.ts).
+      const batches = columnMemory.parseInArena(() => parseMsgpackWrite(body, { now }));
+      freeBody(body);
+      return batches;
+    }
     const parsed = await this.run(body, (id, sent) => ({ id, format: 'msgpack', body: sent, now }), (kept) => ({
       batches: parseMsgpackWrite(kept, { now }),
       errors: [] as LineError[],

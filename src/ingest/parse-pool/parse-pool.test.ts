@@ -178,9 +178,14 @@ describe('ParsePool', () => {
     expect(await outcome(() => pool.parseMsgpack(bad, now))).toEqual(inPlace);
   });
 
-  test('MessagePack: a body between 64 KiB and 4 MiB is parsed in place', async () => {
+  test('MessagePack: a body between 64 KiB and 4 MiB is parsed in place, then freed; the batches copied what they hold', async () => {
     const rows = 20_000;
-    const columns = { time: Array.from({ length: rows }, (_, i) => 1_700_000_000_000_000 + i), v: Array.from({ length: rows }, (_, i) => i * 0.5) };
+    const columns = {
+      time: Array.from({ length: rows }, (_, i) => 1_700_000_000_000_000 + i),
+      v: Array.from({ length: rows }, (_, i) => i * 0.5),
+      host: Array.from({ length: rows }, (_, i) => `host_${i % 7}`),
+      note: Array.from({ length: rows }, (_, i) => (i % 2 ? null : `n${i % 300}`)),
+    };
     const bytes = new Uint8Array(new Packr({ useRecords: false }).pack({ m: 'cpu', columns }));
     expect(bytes.byteLength).toBeGreaterThan(MIN_OFFLOAD_BYTES);
     expect(bytes.byteLength).toBeLessThan(MIN_MSGPACK_OFFLOAD_BYTES);
@@ -188,7 +193,15 @@ describe('ParsePool', () => {
     const batches = await pool.parseMsgpack(bytes, 0);
     expect(pool.offloaded).toBe(before);
     expect(batches[0]!.length).toBe(rows);
-    expect(bytes.byteLength).toBeGreaterThan(0); // kept, not handed over
+    expect(bytes.byteLength).toBe(0); // handed over: detached, its memory free for the next body
+    const b = batches[0]!;
+    expect(Array.from(b.time.subarray(0, 2))).toEqual([1_700_000_000_000_000, 1_700_000_000_000_001]);
+    for (const name of ['v', 'host', 'note'] as const) expect(b.columns.get(name)!.values.length).toBe(rows);
+    expect([0, 1, rows - 1].map((i) => [b.columns.get('v')!.values[i], b.columns.get('host')!.values[i], b.columns.get('note')!.values[i]])).toEqual([
+      [0, 'host_0', 'n0'],
+      [0.5, 'host_1', null],
+      [(rows - 1) * 0.5, `host_${(rows - 1) % 7}`, null],
+    ]);
   });
 
   test('MessagePack, fuzzed: parsed in place (now) and in a worker (before) give the same batches or the same 400', async () => {
@@ -199,8 +212,9 @@ describe('ParsePool', () => {
     for (let k = 0; k < 40; k++) {
       const bytes = fuzzBody(rnd, 200 + Math.floor(rnd() * 6000));
       const before = offloading.offloaded;
-      const inPlace = await outcome(() => pool.parseMsgpack(bytes, now));
+      // The worker's copy first: a body parsed in place is freed (handed over).
       const inWorker = await outcome(() => offloading.parseMsgpack(bytes.slice(), now));
+      const inPlace = await outcome(() => pool.parseMsgpack(bytes, now));
       offloaded += offloading.offloaded - before;
       expect(inPlace).toEqual(inWorker);
       if ('status' in inPlace) refused++;
