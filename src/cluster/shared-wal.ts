@@ -73,13 +73,6 @@ export function notPrimary(message: string): AppError {
 /** Marks a 503 whose write was certainly not stored, so a forwarding node may send it to the new primary. */
 export const NOT_PRIMARY_HEADER = 'x-svc-not-primary';
 
-/** A segment object that could not be read now (not one that is missing): the take-over is retried. */
-class ReadFailed extends Error {
-  constructor(override readonly cause: unknown) {
-    super(messageOf(cause));
-  }
-}
-
 /** How a segment's registration ended. */
 type Outcome = 'registered' | 'withdrawn' | 'fenced';
 
@@ -224,8 +217,10 @@ export class SharedWal {
         // The answer was lost, not necessarily the transaction: settle which it was before answering.
         outcome = await this.settle(key, value, object, err);
       }
-      if (outcome === 'withdrawn') this.opts.onWithdrawn?.();
-      if (outcome === 'withdrawn') throw notPrimary('cannot reach an etcd quorum to register the write in the shared WAL; it was withdrawn and is not stored: retry');
+      if (outcome === 'withdrawn') {
+        this.opts.onWithdrawn?.();
+        throw notPrimary('cannot reach an etcd quorum to register the write in the shared WAL; it was withdrawn and is not stored: retry');
+      }
       if (outcome === 'fenced') {
         this.opts.onFenced('a shared WAL registration was fenced: another node holds the writer election');
         throw notPrimary('this node is no longer the primary writer; the write was not stored: retry (it goes to the new primary)');
@@ -277,9 +272,9 @@ export class SharedWal {
         return;
       }
       try {
-        let stored = (await this.settleOnce(key, value)) === 'registered';
-        if (stored) stored = !(await this.opts.client.txn([fence, { key, target: 'VALUE', result: 'EQUAL', value }], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }])).succeeded;
-        if (stored) {
+        // Registered after all: the write was refused, so the registration is withdrawn while this node leads.
+        const registered = (await this.settleOnce(key, value)) === 'registered';
+        if (registered && !(await this.opts.client.txn([fence, { key, target: 'VALUE', result: 'EQUAL', value }], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }])).succeeded) {
           log.warn('a write answered 503 while etcd could not answer is stored: another primary took over before this node could withdraw it', { segment: key });
           return;
         }
@@ -315,15 +310,21 @@ export class SharedWal {
       // A failed read is retried (the take-over is attempted again); an object that is missing or not a
       // segment can never be replayed, and must not keep the cluster without a primary for ever. Its
       // key stays (the pending gauge shows it) and so does the object, for an operator to look at.
-      let entries: ReturnType<typeof decodeSegment>;
-      try {
-        entries = decodeSegment(await this.opts.store.get(record.object).catch((err: unknown) => {
-          if (err instanceof AppError && err.kind === 'not_found') throw new Error(`its object does not exist: ${err.message}`);
-          throw new ReadFailed(err);
-        }));
-      } catch (err) {
-        if (err instanceof ReadFailed) throw err.cause;
-        this.opts.log.error('a shared WAL segment cannot be replayed; its unflushed entries are lost', { segment: id, object: record.object, error: messageOf(err) });
+      const bytes = await this.opts.store.get(record.object).catch((err: unknown) => {
+        if (err instanceof AppError && err.kind === 'not_found') return null;
+        throw err;
+      });
+      let entries: ReturnType<typeof decodeSegment> | null = null;
+      let problem = 'its object does not exist';
+      if (bytes !== null) {
+        try {
+          entries = decodeSegment(bytes);
+        } catch (err) {
+          problem = messageOf(err);
+        }
+      }
+      if (entries === null) {
+        this.opts.log.error('a shared WAL segment cannot be replayed; its unflushed entries are lost', { segment: id, object: record.object, error: problem });
         this.opts.onUnreadable?.();
         continue;
       }
@@ -360,6 +361,7 @@ export class SharedWal {
     const live = new Set(s.segments.map((x) => x.id));
     const ops: Op[] = [...gone].map((id): Op => ({ delete: { key: this.keys.segment(id) } }));
     for (const c of s.coveredKeys) if (c.segments.every((id) => gone.has(id) || !live.has(id))) ops.push({ delete: { key: c.key } });
+    // A withdrawal whose time cannot be read (NaN) counts as old enough.
     for (const w of s.withdrawn) if (!(Date.now() - w.at < WITHDRAWN_KEEP_MS)) ops.push({ delete: { key: w.key } });
     for (let i = 0; i < ops.length; i += MAX_OPS) {
       const r = await this.opts.client.txn([this.opts.fence()], ops.slice(i, i + MAX_OPS));

@@ -69,7 +69,7 @@ export function restartWithEnv(extra: Readonly<Record<string, string>>): string 
   const previous = libc.symbols.signal(SIGPWR, SIG_IGN);
   // Returns only on failure; on success this process image is gone.
   libc.symbols.execve(ptr(path), ptr(argvPtrs), ptr(envPtrs));
-  if (previous !== null) libc.symbols.signal(SIGPWR, previous);
+  libc.symbols.signal(SIGPWR, previous); // null is SIG_DFL
   libc.close();
   return `execve of /proc/self/exe failed; running without ${missing.join(', ')}`;
 }
