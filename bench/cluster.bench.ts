@@ -18,12 +18,13 @@
  * BENCH_BASELINE (the root of another checkout, e.g. main's worktree): a second cluster (own bucket and
  * etcd prefix) runs that checkout's code and takes its own ingest turns, for a before/after in one run.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd } from '../tests/helpers/etcd.ts';
 import { startS3rver } from '../tests/helpers/s3rver.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
+import { cpuSeconds } from './proc-stat.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -37,12 +38,6 @@ const BASELINE = process.env.BENCH_BASELINE;
 /** wal.enabled of the failover-off cluster's writer (default true: the standalone-with-WAL durability). */
 const OFF_WAL = process.env.BENCH_OFF_WAL ?? 'true';
 
-/** CPU seconds (user + system, every thread) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 
 /** CPU seconds per process group spent in ingest turns, and the lines those turns wrote. */
 interface CpuUse {

@@ -35,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decompress, parseLineProtocol, parseMsgpackWrite } from '../src/ingest/index.ts';
 import { RETAIN_FREED_MEMORY } from '../src/native/index.ts';
+import { cpuSeconds, minorFaults } from './proc-stat.ts';
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
 
 /** Seconds of load per turn. */
@@ -238,24 +239,6 @@ async function bunReference(kind: 'decode' | 'split', f: Format): Promise<Target
   return target({ name: `${kind}-only`, url, path: f.path, headers: {}, pid: child.pid, stop: async () => void (child.kill(), await child.exited) });
 }
 
-/**
- * CPU seconds (user + system, every thread) `pid` has used so far. CPU per row is the figure a shared
- * machine disturbs least: waiting for a core costs wall time, not CPU time.
- */
-function cpuSeconds(pid: number, thread = false): number {
-  const f = statFields(pid, thread);
-  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
-}
-
-/** Minor page faults `pid` has taken so far: every thread, or (`thread`) its main thread, the event loop. */
-const minorFaults = (pid: number, thread = false) => Number(statFields(pid, thread)[7]);
-
-/** /proc/<pid>/stat (or its main thread's) from its third field (the state) on. */
-function statFields(pid: number, thread: boolean): string[] {
-  const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-}
-const CLOCK_TICKS = 100;
 
 /** Peak resident set size (bytes) of `pid` while `work` runs, sampled every 100 ms. */
 async function peakRss<T>(pid: number, work: Promise<T>): Promise<[T, number]> {
@@ -395,8 +378,8 @@ async function influxTarget(influxd: string): Promise<Target> {
 /** One turn of load on `t`, then its settle; adds the turn's rates, rows, CPU and peak RSS to `t`. */
 async function turn(t: Target, f: Format, seconds = SECONDS): Promise<void> {
   const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
-  const loop0 = t.pid ? cpuSeconds(t.pid, true) : 0;
-  const faults0 = t.pid ? minorFaults(t.pid, true) : 0;
+  const loop0 = t.pid ? cpuSeconds(t.pid, t.pid) : 0;
+  const faults0 = t.pid ? minorFaults(t.pid, t.pid) : 0;
   const work = load(f, t.url, t.path, t.headers, seconds);
   const [r, rss] = t.pid ? await peakRss(t.pid, work) : [await work, 0];
   await t.settle?.();
@@ -406,8 +389,8 @@ async function turn(t: Target, f: Format, seconds = SECONDS): Promise<void> {
   t.rows += r.acked;
   t.errors += r.errors;
   if (t.pid) t.cpu += cpuSeconds(t.pid) - cpu0;
-  if (t.pid) t.loopCpu += cpuSeconds(t.pid, true) - loop0;
-  if (t.pid) t.faults += minorFaults(t.pid, true) - faults0;
+  if (t.pid) t.loopCpu += cpuSeconds(t.pid, t.pid) - loop0;
+  if (t.pid) t.faults += minorFaults(t.pid, t.pid) - faults0;
   t.rss = Math.max(t.rss, rss);
 }
 

@@ -20,11 +20,12 @@
  * BENCH_SVC_ENV (`NAME=value,...` for this tree's two svc processes only, not BENCH_BASE's: e.g.
  * `MIMALLOC_PURGE_DELAY=-1`, the allocator setting svc.service recommends, against a base without it).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remoteWriteBody, remoteWriteBodyV2, type Series, V2_HEADERS } from '../tests/helpers/prom-write.ts';
 import { ADMIN_TOKEN, startServer } from '../tests/helpers/server.ts';
+import { cpuSeconds } from './proc-stat.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -103,25 +104,16 @@ interface Target {
   loadSeconds: number;
 }
 
-/** User + system CPU seconds a process has used so far, all threads (Linux /proc; clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** CPU seconds of a process' main thread (the event loop: HTTP, parsing, buffering) and of all its other threads (flush workers, GC, JIT). */
 function threadSeconds(pid: number): { main: number; other: number } {
   const out = { main: 0, other: 0 };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
+    let seconds: number;
     try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      seconds = cpuSeconds(pid, Number(tid));
     } catch {
       continue; // the thread ended between the listing and the read
     }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
     if (Number(tid) === pid) out.main += seconds;
     else out.other += seconds;
   }

@@ -15,13 +15,18 @@ import { type BufferedRows, ManifestTableSource, QueryService } from '../src/que
 import { FileReaper, LocalObjectStore } from '../src/storage/index.ts';
 import { UNRESTRICTED } from '../src/lib/table-access.ts';
 
-test('a file replaced while a query reads it is deleted only after the query ends', async () => {
+/** A local store, its manifest and the reaper that deletes replaced files, in a new directory. */
+async function storage() {
   const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
   const root = join(dir, 'data');
   const store = await new LocalObjectStore(root).open();
   const manifest = new FileManifestStore(openCatalog(join(dir, 'svc.db'), migrations));
   const logger = new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} });
-  const reaper = new FileReaper({ store, manifest, logger });
+  return { root, store, manifest, reaper: new FileReaper({ store, manifest, logger }) };
+}
+
+test('a file replaced while a query reads it is deleted only after the query ends', async () => {
+  const { root, store, manifest, reaper } = await storage();
   const key = 'db/m/2024/01/01/00/m_20240101_000000_000000001.parquet';
   const writer = await (await DuckDBInstance.create(':memory:')).connect();
   const tmp = store.scratchPath('x.parquet');
@@ -64,12 +69,7 @@ test('a file replaced while a query reads it is deleted only after the query end
 // Buffered rows' column memory is reused once their flush registered (src/ingest/column-memory.ts):
 // a query that planned them holds a pin, taken in the planning tick, until it ends.
 test('a query over buffered rows pins them from the planning tick until it ends', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-leases-'));
-  const root = join(dir, 'data');
-  const store = await new LocalObjectStore(root).open();
-  const manifest = new FileManifestStore(openCatalog(join(dir, 'svc.db'), migrations));
-  const logger = new Logger({ level: 'error', format: 'text', bufferSize: 10, write: () => {} });
-  const reaper = new FileReaper({ store, manifest, logger });
+  const { root, store, manifest, reaper } = await storage();
   const t0 = Date.UTC(2024, 0, 1) * 1000;
   const batch: ColumnBatch = { measurement: 'm', length: 3, time: Float64Array.from([t0, t0 + 1, t0 + 2]), columns: new Map([['v', { type: 'float64', values: Float64Array.from([1, 2, 3]), valid: null, tag: false }]]) };
   let pins = 0;
