@@ -118,6 +118,8 @@ export class SharedWal {
   /** A flush covered entries (or this node took over) since the last collection. */
   private collectDue = true;
   private closed = false;
+  /** Segment keys of writes answered 503 whose registration is not yet settled: their value and object. */
+  private readonly unsettled = new Map<string, { value: string; object: string }>();
 
   constructor(private readonly opts: SharedWalOptions) {
     this.keys = new SharedWalKeys(opts.prefix);
@@ -260,32 +262,44 @@ export class SharedWal {
     return r.succeeded || r.reads[0]?.[0]?.value !== value ? 'withdrawn' : 'registered';
   }
 
-  /** Settles a registration in the background once etcd answers; a registered one is withdrawn while this node leads. */
+  /**
+   * Settles a registration in the background once etcd answers. A registered one is withdrawn under the
+   * fence while this node leads; when it does not, it stays in `unsettled`, so this node's replay, should
+   * it lead again, withdraws it rather than store it (another node's take-over would store it).
+   */
   private async withdrawLater(key: string, value: string, object: string): Promise<void> {
-    const log = this.opts.log;
-    while (!this.closed) {
-      let fence: Compare;
+    this.unsettled.set(key, { value, object });
+    while (!this.closed && this.unsettled.has(key)) {
       try {
-        fence = this.opts.fence();
-      } catch {
-        log.warn('a write answered 503 while etcd could not answer may be stored: this node stopped leading before it could withdraw it', { segment: key });
-        return;
-      }
-      try {
-        // Registered after all: the write was refused, so the registration is withdrawn while this node leads.
-        const registered = (await this.settleOnce(key, value)) === 'registered';
-        if (registered && !(await this.opts.client.txn([fence, { key, target: 'VALUE', result: 'EQUAL', value }], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }])).succeeded) {
-          log.warn('a write answered 503 while etcd could not answer is stored: another primary took over before this node could withdraw it', { segment: key });
+        if ((await this.settleOnce(key, value)) === 'withdrawn') return this.withdrawn(key, object);
+        let fence: Compare;
+        try {
+          fence = this.opts.fence();
+        } catch {
+          this.opts.log.warn('a write answered 503 while etcd could not answer is registered, and this node does not lead: it is withdrawn if this node leads again, else stored by the node that takes over', { segment: key });
           return;
         }
-        log.info('a write answered 503 while etcd could not answer is withdrawn: it is not stored', { segment: key });
-        this.opts.onWithdrawn?.();
-        await this.opts.store.delete(object).catch(() => false);
+        if (await this.withdrawRegistered(key, value, fence)) return this.withdrawn(key, object);
+        this.opts.log.warn('a write answered 503 while etcd could not answer is stored: another primary took over before this node could withdraw it', { segment: key });
         return;
       } catch {
         await Bun.sleep(1000);
       }
     }
+  }
+
+  /** Replaces a registration (still `value`) with a withdrawal, under `fence`; false when the fence fails. */
+  private async withdrawRegistered(key: string, value: string, fence: Compare): Promise<boolean> {
+    return (await this.opts.client.txn([fence, { key, target: 'VALUE', result: 'EQUAL', value }], [{ put: { key, value: withdrawnValue(this.opts.nodeId) } }])).succeeded;
+  }
+
+  /** A refused write's registration is withdrawn for good: its object is litter now. */
+  private withdrawn(key: string, object: string): void {
+    // The replay and the background may both get there: it is reported once.
+    if (!this.unsettled.delete(key)) return;
+    this.opts.log.info('a write answered 503 while etcd could not answer is withdrawn: it is not stored', { segment: key });
+    this.opts.onWithdrawn?.();
+    void this.opts.store.delete(object).catch(() => false);
   }
 
   /** The put that records `tickets` as flushed, for the change that registers their files. */
@@ -306,6 +320,13 @@ export class SharedWal {
     let replayed = 0;
     for (const { id, record } of state.segments) {
       if (fullyCovered(state, id, record.entries)) continue;
+      // A write this node answered 503 whose registration went through: withdrawn, not replayed.
+      const refused = this.unsettled.get(this.keys.segment(id));
+      if (refused) {
+        if (!(await this.withdrawRegistered(this.keys.segment(id), refused.value, this.opts.fence()))) throw new Error('fenced while withdrawing a refused write from the shared WAL');
+        this.withdrawn(this.keys.segment(id), refused.object);
+        continue;
+      }
       const done = state.covered.get(id);
       // A failed read is retried (the take-over is attempted again); an object that is missing or not a
       // segment can never be replayed, and must not keep the cluster without a primary for ever. Its
