@@ -27,7 +27,8 @@
  * BENCH_FORMATS (msgpack,lp), BENCH_CLIENT (wrk | fetch), BENCH_PROFILE (a directory: the svc server
  * runs with --cpu-prof there), BENCH_BASELINE (another checkout, e.g. `git worktree add /tmp/base main`
  * with node_modules linked: its `src/main.ts` runs as one more target, "svc (baseline)", taking turns
- * with the others, so before and after come from the same run).
+ * with the others, so before and after come from the same run), BENCH_SVC_ENV (`NAME=value,...`: settings for
+ * svc only, not the baseline).
  */
 import { Packr } from 'msgpackr';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -290,7 +291,9 @@ async function svcTarget(f: Format, baseline?: string): Promise<Target> {
       : prof
         ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${prof}`, join(import.meta.dir, '..', 'src', 'main.ts')]
         : undefined;
-  const server = await startServer({ dir, executable: exe ?? (prof || baseline ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false' } });
+  // BENCH_SVC_ENV (`NAME=value,NAME=value`) configures svc, not the baseline: e.g. a setting tried against main.
+  const extra = baseline ? {} : Object.fromEntries((process.env.BENCH_SVC_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
+  const server = await startServer({ dir, executable: exe ?? (prof || baseline ? process.execPath : undefined), args, env: { SVC_MEMORY_ENABLED: 'false', ...extra } });
   const t: Target = target({
     name: baseline ? 'svc (baseline)' : 'svc',
     url: server.url,

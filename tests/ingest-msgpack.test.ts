@@ -127,6 +127,9 @@ describe('MessagePack write', () => {
     const stats = await jsonOf(await s.fetch('/api/v1/write/msgpack/stats'));
     expect(stats.records).toBeGreaterThan(0);
     expect(stats.buffer.flushes).toBeGreaterThan(0);
+    // Bodies parsed on the event loop carve their columns from the reused pool.
+    expect(stats.column_memory.blocksCreated).toBeGreaterThan(0);
+    expect(Object.keys(stats.column_memory).sort()).toEqual(['blocksCreated', 'freeBlocks', 'pins', 'reusedCarvings', 'waiting']);
     const spec = await jsonOf(await s.fetch('/api/v1/write/msgpack/spec'));
     expect(spec.formats.columnar).toBeDefined();
   });

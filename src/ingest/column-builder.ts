@@ -177,6 +177,10 @@ export class ColumnBuilder {
         this.valid.fill(1, 0, this.len);
       }
       this.valid.fill(0, this.len, row);
+      // A NULL's value is 0: the first allocation may be reused memory that was not zeroed (see allocate).
+      if (this.kind === KIND_FLOAT) this.f64.fill(0, this.len, row);
+      else if (this.kind === KIND_INT) this.i64.fill(0n, this.len, row);
+      else this.u8.fill(0, this.len, row);
     }
     this.len = row;
   }
@@ -197,14 +201,16 @@ export class ColumnBuilder {
 
   /**
    * Shared memory for the first allocation (its size is usually final: MessagePack columns say their
-   * length), ordinary memory when growing; toColumn moves grown arrays into shared memory once.
+   * length), ordinary memory when growing; toColumn moves grown arrays into shared memory once. The
+   * shared memory is not zeroed when reused: every row below `len` is set or made NULL (fillNulls
+   * writes 0), and toColumn pads to the final length that way, so no row a reader sees is left as found.
    */
   private allocate(cap: number, shared: boolean): void {
-    if (this.kind === KIND_FLOAT) this.f64 = shared ? sharedFloat64(cap) : new Float64Array(cap);
+    if (this.kind === KIND_FLOAT) this.f64 = shared ? sharedFloat64(cap, true) : new Float64Array(cap);
     else if (this.kind === KIND_INT) {
-      this.i64 = shared ? sharedBigInt64(cap) : new BigInt64Array(cap);
+      this.i64 = shared ? sharedBigInt64(cap, true) : new BigInt64Array(cap);
       this.i32 = new Int32Array(this.i64.buffer, this.i64.byteOffset, cap * 2);
-    } else if (this.kind === KIND_BOOL) this.u8 = shared ? sharedUint8(cap) : new Uint8Array(cap);
+    } else if (this.kind === KIND_BOOL) this.u8 = shared ? sharedUint8(cap, true) : new Uint8Array(cap);
   }
 }
 
@@ -218,7 +224,8 @@ export class BatchBuilder {
 
   constructor(measurement: string, capacity = 1024) {
     this.measurement = measurement;
-    this.time = sharedFloat64(Math.max(16, capacity));
+    // Every committed row's time is written; `finish` trims to the committed rows.
+    this.time = sharedFloat64(Math.max(16, capacity), true);
   }
 
   /** Creates a column first seen while parsing row `len`. */

@@ -21,10 +21,13 @@ const MAX_CARVED_BYTES = 256 << 10;
 let slab = new SharedArrayBuffer(0);
 let slabUsed = 0;
 
-/** Zeroed shared memory for `n` elements of `bytesPer` bytes: [buffer, byte offset]. */
-function sharedMemory(n: number, bytesPer: number): [SharedArrayBuffer, number] {
+/**
+ * Shared memory for `n` elements of `bytesPer` bytes: [buffer, byte offset]. Zeroed, unless `written`
+ * says the caller sets every element before anything reads one (then reused memory is not zeroed first).
+ */
+function sharedMemory(n: number, bytesPer: number, written: boolean): [SharedArrayBuffer, number] {
   const bytes = n * bytesPer;
-  const pooled = columnMemory.carve(bytes);
+  const pooled = columnMemory.carve(bytes, written);
   if (pooled !== null) return pooled;
   if (bytes > MAX_CARVED_BYTES) return [new SharedArrayBuffer(bytes), 0];
   const size = (bytes + 7) & ~7; // every array starts 8-byte aligned
@@ -37,10 +40,11 @@ function sharedMemory(n: number, bytesPer: number): [SharedArrayBuffer, number] 
   return [slab, at];
 }
 
-export const sharedFloat64 = (n: number) => new Float64Array(...sharedMemory(n, 8), n);
-export const sharedBigInt64 = (n: number) => new BigInt64Array(...sharedMemory(n, 8), n);
-export const sharedUint8 = (n: number) => new Uint8Array(...sharedMemory(n, 1), n);
-export const sharedUint32 = (n: number) => new Uint32Array(...sharedMemory(n, 4), n);
+/** `n` elements in shared memory: zeroed, or with `written`, as found (the caller sets every one before any is read). */
+export const sharedFloat64 = (n: number, written = false) => new Float64Array(...sharedMemory(n, 8, written), n);
+export const sharedBigInt64 = (n: number, written = false) => new BigInt64Array(...sharedMemory(n, 8, written), n);
+export const sharedUint8 = (n: number, written = false) => new Uint8Array(...sharedMemory(n, 1, written), n);
+export const sharedUint32 = (n: number, written = false) => new Uint32Array(...sharedMemory(n, 4, written), n);
 
 /** Whether `a` lives in shared memory (then it crosses threads without a copy). */
 export const isShared = (a: Shared) => a.buffer instanceof SharedArrayBuffer;
@@ -55,7 +59,7 @@ export function trimShared<T extends Shared>(arr: T, length: number): T {
   if (arr.length === length) return arr;
   if (length >= arr.length * 0.75 && isShared(arr)) return arr.subarray(0, length) as T;
   const Ctor = arr.constructor as new (buf: SharedArrayBuffer, offset: number, length: number) => T;
-  const out = new Ctor(...sharedMemory(length, arr.BYTES_PER_ELEMENT), length);
+  const out = new Ctor(...sharedMemory(length, arr.BYTES_PER_ELEMENT, true), length);
   out.set(arr.subarray(0, length) as never);
   return out;
 }

@@ -19,7 +19,7 @@ const NO_SLOTS = new Uint32Array(0);
 // An epoch no interner has: the next lookup after `finish` takes a table again.
 const FINISHED = -1;
 
-/** One string column's codes under construction; rows never set stay 0 (NULL). */
+/** One string column's codes under construction; its ColumnBuilder sets every row before `finish` (skipped rows: `setNull`). */
 export class StringCodes {
   codes: Uint32Array;
   readonly dictionary: (string | null)[] = [null];
@@ -33,7 +33,8 @@ export class StringCodes {
     capacity: number,
     private readonly interner: ByteInterner,
   ) {
-    this.codes = sharedUint32(capacity);
+    // Not zeroed when reused: every row up to the finished length is set (ColumnBuilder sets skipped rows NULL).
+    this.codes = sharedUint32(capacity, true);
     this.slotCodes = takeSlotTable();
     this.epoch = interner.epoch;
   }

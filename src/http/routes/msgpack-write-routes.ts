@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { ParsePool } from '../../ingest/index.ts';
+import { columnMemory, ParsePool } from '../../ingest/index.ts';
 import type { AppEnv } from '../context.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
 import { ingestRoute, msgpackFormat, type WriteRouteDeps } from './ingest-route.ts';
@@ -16,6 +16,7 @@ export function msgpackWriteRoutes(deps: WriteRouteDeps) {
       records: metrics.msgpackRecords.total(),
       errors: metrics.msgpackErrors.total(),
       buffer: deps.buffers.stats(),
+      column_memory: columnMemory.stats(),
     }),
   );
   app.get('/spec', (c) => c.json(MSGPACK_SPEC));

@@ -52,11 +52,11 @@ export function decodeColumns(r: MsgpackReader, now: number): DecodedColumns {
   }
   const columns = new Map<string, Column>();
   for (const col of builders) columns.set(col.name, col.toColumn(length));
-  return { length, time: time ?? sharedFloat64(length).fill(now), columns };
+  return { length, time: time ?? sharedFloat64(length, true).fill(now), columns };
 }
 
 function decodeTime(r: MsgpackReader, n: number): Float64Array {
-  const out = sharedFloat64(n);
+  const out = sharedFloat64(n, true);
   const reader = new TimeReader('time');
   for (let i = 0; i < n; i++) out[i] = reader.read(r, i);
   return out;
