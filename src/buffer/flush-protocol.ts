@@ -1,5 +1,5 @@
 /** Messages between the flush queue's writers (file-writers.ts) and a flush worker (flush-worker.ts). */
-import type { WireBatch } from '../ingest/index.ts';
+import type { WireBatches } from '../ingest/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 
 /**
@@ -8,7 +8,7 @@ import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
  */
 export interface FlushRequest {
   id: number;
-  batches: WireBatch[];
+  batches: WireBatches;
   compression: ParquetCompression;
   scratchPrefix: string;
   settle: boolean;

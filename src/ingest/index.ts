@@ -1,6 +1,6 @@
 /** Public face of ingest: the ColumnBatch contract, body decompression and the pure format parsers. */
 export { type Column, type ColumnBatch, type ColumnType, dictionaryColumn, hourOf, MICROS_PER_HOUR, type StringDictionary } from './column-batch.ts';
-export { fromWire, toWire, type WireBatch, type WireColumn } from './batch-wire.ts';
+export { fromWire, toWire, type WireBatches } from './batch-wire.ts';
 export { type Compression, decompress, detectCompression, inflateStream } from './decompress.ts';
 export { zstdFramesProblem } from './zstd-frames.ts';
 export {

@@ -1,5 +1,5 @@
 /** Messages between the parse pool (index.ts) and a parse worker (parse-worker.ts). */
-import type { WireBatch } from '../batch-wire.ts';
+import type { WireBatches } from '../batch-wire.ts';
 import type { LineError, Precision } from '../lineprotocol/index.ts';
 
 /** A body to parse (a buffer transferred to the worker) and how. */
@@ -18,5 +18,5 @@ export interface ErrorData {
 /** The first message (`ready`), then one answer per request: the parse result, or what it threw. */
 export type ParseReply =
   | { ready: true }
-  | { id: number; batches: WireBatch[]; errors: LineError[]; lines: number; rejected: number }
+  | { id: number; batches: WireBatches; errors: LineError[]; lines: number; rejected: number }
   | { id: number; error: string; app?: ErrorData };
