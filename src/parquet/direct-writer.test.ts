@@ -149,6 +149,30 @@ describe('direct Parquet writer', () => {
     for (let k = 0; k < 3; k++) expect(await read(`SELECT * FROM '${direct[k]!.path}'`)).toEqual(await read(`SELECT * FROM '${viaDuckDB[k]!.path}'`));
   });
 
+  test('sorted batches of many sizes over three hours: float pages straight from the batches match DuckDB, statistics too', async () => {
+    const HOUR = 3_600_000_000;
+    // In time order, each hour's file starting and ending inside a batch; f4 takes the copy path (NULLs in one batch).
+    const sizes = [7, 40_000, 1, 90_000, 333, 60_000];
+    let t = T0 + HOUR - 50_000;
+    const batches = sizes.map((rows) => {
+      const b = metrics(rows, t);
+      t += Math.ceil(rows / 3) + 1;
+      return b;
+    });
+    const hole = batches[3]!.columns.get('f4') as Column & { type: 'float64' };
+    batches[3]!.columns.set('f4', { ...hole, valid: Uint8Array.from({ length: batches[3]!.length }, (_, i) => (i % 11 === 0 ? 0 : 1)) });
+    const write3 = async (engine: 'auto' | 'duckdb') =>
+      writeHourFiles(conn, batches, { compression: 'snappy', table: 't', engine, pathFor: (h) => join(dir, `sorted-${engine}-${h}-${n++}.parquet`) });
+    const [direct, viaDuckDB] = [await write3('auto'), await write3('duckdb')];
+    expect(direct.map((f) => f.rows)).toEqual(viaDuckDB.map((f) => f.rows));
+    expect(direct.length).toBeGreaterThan(1);
+    const stats = (f: string) => read(`SELECT path_in_schema AS c, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('${f}') WHERE path_in_schema LIKE 'f%' ORDER BY row_group_id, c`);
+    for (let k = 0; k < direct.length; k++) {
+      expect(await read(`SELECT * FROM '${direct[k]!.path}'`)).toEqual(await read(`SELECT * FROM '${viaDuckDB[k]!.path}'`));
+      expect(await stats(direct[k]!.path)).toEqual(await stats(viaDuckDB[k]!.path));
+    }
+  });
+
   test('an independent reader (hyparquet) reads the file', async () => {
     const path = await write(oddities(), 'snappy');
     const file = await Bun.file(path).arrayBuffer();
