@@ -6,7 +6,7 @@
  * - `buffers`: the distinct buffers the arrays live in. Shared memory (what the parsers make) is shared
  *   as it is; any other array is copied once into a buffer of its own, which is then transferred.
  * - `strings`: measurement and column names, and each string column's dictionary, in order.
- * - `layout`: numbers that say how to read them back (see `pack`).
+ * - `layout`: numbers that say how to read them back (see `toWire`).
  * String columns travel as codes plus their dictionary, so no per-row strings are cloned.
  */
 import { type Column, type ColumnBatch, dictionaryColumn } from './column-batch.ts';
@@ -76,8 +76,8 @@ class Packer {
 /**
  * Batches in wire form plus the buffers to pass as postMessage's transfer list (runs of small batches
  * joined first). Layout: batch count; per batch its measurement (string index), row count, time array
- * and column count; per column its name, kind, tag flag, values (or codes) array, validity array (or
- * none), and for codes its dictionary's first string index and size.
+ * and column count; per column its name, kind and tag flag, then for numbers and booleans the values and
+ * validity arrays (or none), for codes the codes array and the dictionary's first string index and size.
  */
 export function toWire(batches: readonly ColumnBatch[]): { batches: WireBatches; transfer: ArrayBuffer[] } {
   const p = new Packer();
@@ -99,7 +99,6 @@ export function toWire(batches: readonly ColumnBatch[]): { batches: WireBatches;
       const { codes, dictionary } = col.dict ?? encode(col.values, b.length);
       p.numbers.push(K_CODES, col.tag ? 1 : 0);
       p.array(codes);
-      p.array(null);
       p.numbers.push(p.strings.length, dictionary.length);
       for (const s of dictionary) p.strings.push(s);
     }
@@ -130,7 +129,6 @@ export function fromWire(wire: WireBatches): ColumnBatch[] {
       const tag = next() === 1;
       if (kind === K_CODES) {
         const codes = array(Uint32Array)!;
-        array(Uint8Array);
         const first = next();
         const dictionary = strings.slice(first, first + next());
         columns.set(name, dictionaryColumn({ codes, dictionary }, tag));

@@ -465,7 +465,6 @@ function columnChunk(out: Output, c: Gathered, start: number, n: number, compres
   let min = Infinity;
   let max = -Infinity;
   let nan = false;
-  let seen = 0;
   for (const vals of parts) {
     for (let i = 0; i < vals.length; i++) {
       const v = vals[i]!;
@@ -473,10 +472,9 @@ function columnChunk(out: Output, c: Gathered, start: number, n: number, compres
       if (v > max) max = v;
       if (v !== v) nan = true;
     }
-    seen += vals.length;
   }
   // With NaNs present the bounds are left out: readers order NaN differently, and no bounds is always correct.
-  const bounded = !nan && seen > 0;
+  const bounded = !nan && present > 0;
   const stats = { min: bounded ? float64Bytes(min) : null, max: bounded ? float64Bytes(max) : null, nulls: n - present };
   return writeChunk(out, p.name, T_DOUBLE, [E_PLAIN, E_RLE], null, [levels, ...parts.map(bytesOf)], n, E_PLAIN, compression, stats, s);
 }
@@ -494,7 +492,7 @@ function writeChunk(
   type: number,
   encodings: number[],
   dict: { page: Uint8Array; count: number } | null,
-  /** The page body in parts: definition levels, then the encoded values (one part or more). */
+  /** The page body in parts: definition levels first, then the encoded values (one part or more). */
   body: Uint8Array[],
   rows: number,
   encoding: number,
@@ -503,8 +501,7 @@ function writeChunk(
   s: Scratch,
 ) {
   // The sample comes from the values: the longest part after the levels (a float column's parts are its batches).
-  const values = body.length === 1 ? body : body.slice(1);
-  const sample = values.reduce((a, b) => (b.length > a.length ? b : a));
+  const sample = body.slice(1).reduce((a, b) => (b.length > a.length ? b : a));
   const codec = compression === 'snappy' && shrinks(sample) ? C_SNAPPY : C_UNCOMPRESSED;
   const pack = (b: Uint8Array) => (codec === C_SNAPPY ? snappyCompress(b) : b);
   const bodyBytes = body.reduce((n, b) => n + b.length, 0);
