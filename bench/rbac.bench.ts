@@ -38,7 +38,7 @@ function inProcess(): { queryNs: number; writeNs: number; compileNs: number } {
   const db = openCatalog(':memory:', migrations);
   const tokenStore = new TokenStore(db);
   const tokens = new TokenService(tokenStore, { cacheTtlSec: 30, maxCacheSize: 100 });
-  const { authorizer, rbac } = createRbac(db, tokenStore, true);
+  const { authorizer, rbac } = createRbac(db, tokenStore, true, []);
   const { record } = tokens.create({ name: 'narrow', permissions: ['read', 'write'] });
   const org = rbac.createOrganization({ name: 'o', description: '' });
   const teams = Array.from({ length: TEAMS }, (_, t) => rbac.createTeam(org.id, { name: `t${t}`, description: '' }));
@@ -48,7 +48,7 @@ function inProcess(): { queryNs: number; writeNs: number; compileNs: number } {
     const role = rbac.createRole(teams[i % TEAMS]!.id, { name: spec.name, database_pattern: spec.database_pattern, permissions: spec.permissions });
     for (const g of spec.grants) rbac.createGrant(role.id, { measurement_pattern: g, permissions: spec.permissions });
   }
-  const principal: Principal = { tokenId: record.id, name: record.name, isAdmin: false, permissions: record.permissions };
+  const principal: Principal = { tokenId: record.id, name: record.name, isAdmin: false, permissions: record.permissions, isService: false };
   if (!authorizer.accessFor(principal).allows('read', 'bench', 'cpu')) throw new Error('benchmark policy does not allow bench.cpu');
   // A query naming the measurement twice (a self-join), a write batch of one measurement.
   const queryNs = nsPerCall(() => {

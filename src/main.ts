@@ -173,7 +173,10 @@ async function composeServices(
   const tokenStore = new TokenStore(catalog);
   const tokens = new TokenService(tokenStore, { cacheTtlSec: config.auth.cache_ttl, maxCacheSize: config.auth.max_cache_size });
   // The one authorizer: every route's access, and that of the owners of continuous queries and retention policies.
-  const { authorizer, rbac } = createRbac(catalog, tokenStore, config.rbac.enabled);
+  // It walls off the system databases, where svc keeps its own state (the memory service's, even while
+  // that service runs elsewhere or is off): only their service's token and admins reach them.
+  const systemDatabases = [config.memory.database];
+  const { authorizer, rbac } = createRbac(catalog, tokenStore, config.rbac.enabled, systemDatabases);
   if (config.auth.enabled) announceBootstrapToken(tokens.bootstrap(env.SVC_AUTH_BOOTSTRAP_TOKEN));
 
   await selfCheck();
@@ -621,11 +624,12 @@ function tokenOf(tokens: TokenService, id: string): { isAdmin: boolean } | null 
 
 /**
  * The time-series token of the memory service: memory.svc_token for a remote service (or with auth
- * off); in process, a dedicated non-admin token `memory-service` issued afresh at every start.
+ * off); in process, a dedicated non-admin service token `memory-service` issued afresh at every start.
  */
 function memoryServiceToken(config: Config, tokens: TokenService): string {
   if (config.memory.svc_url || !config.auth.enabled) return config.memory.svc_token;
-  // 'delete' lets a memory purge rewrite the files holding the memory (POST /api/v1/delete, still gated by delete.enabled).
+  // A service token: it reaches the system databases only. 'delete' lets a memory purge rewrite the
+  // files holding the memory (POST /api/v1/delete), which delete.enabled does not guard for it.
   return tokens.issueServiceToken('memory-service', 'used by the in-process memory service', ['read', 'write', 'delete']);
 }
 

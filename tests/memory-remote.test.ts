@@ -1,7 +1,7 @@
 /**
  * The memory service end to end against a separately started time-series server: a second server
- * process whose memory service uses SVC_MEMORY_SVC_URL and SVC_MEMORY_SVC_TOKEN (a non-admin token of
- * the first server); the second server's own time-series side is unused.
+ * process whose memory service uses SVC_MEMORY_SVC_URL and SVC_MEMORY_SVC_TOKEN (an admin token of
+ * the first server: only admins reach its system database from outside); the second server's own time-series side is unused.
  */
 import { afterAll, beforeAll } from 'bun:test';
 import { agentsSuite } from './memory-suite-agents.ts';

