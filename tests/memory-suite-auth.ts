@@ -78,4 +78,58 @@ export function authSuite(t: () => MemoryTarget) {
       expect((await call(t(), 'GET', `/api/v1/agents/${a.body.agent_id}`)).status).toBe(404);
     });
   });
+
+  describe('admin keys act inside their own organization', () => {
+    type Key = { key_id: string; org_id: string; name: string; all_orgs: boolean; revoked_at: string | null };
+    const keysOf = async (key: string) => (await call(t(), 'GET', '/api/v1/keys', undefined, key)).body.keys as Key[];
+
+    test('an organization admin lists, creates and revokes only its own keys; 403 creating for another, 404 revoking another', async () => {
+      const org = uid('org-b');
+      const b = await call(t(), 'POST', '/api/v1/keys', { name: 'b-admin', org_id: org, is_admin: true });
+      expect(b.body).toMatchObject({ org_id: org, is_admin: true, all_orgs: false });
+      const bKey = b.body.key as string;
+      const defaultWorker = (await call(t(), 'POST', '/api/v1/keys', { name: 'default-worker' })).body;
+      expect(defaultWorker).toMatchObject({ org_id: 'default', all_orgs: false });
+
+      // list: only its organization's keys
+      const listed = await keysOf(bKey);
+      expect(listed.map((k) => k.org_id)).toEqual([org]);
+      // create: its own organization by default; another organization or every organization is 403
+      const own = await call(t(), 'POST', '/api/v1/keys', { name: 'b-worker' }, bKey);
+      expect(own).toMatchObject({ status: 201, body: { org_id: org, is_admin: false } });
+      expect(await call(t(), 'POST', '/api/v1/keys', { name: 'b-worker', org_id: org }, bKey)).toMatchObject({ status: 201, body: { org_id: org } });
+      for (const body of [{ name: 'intruder', org_id: 'default' }, { name: 'intruder', org_id: 'default', is_admin: true }, { name: 'everywhere', is_admin: true, all_orgs: true }])
+        expect(await call(t(), 'POST', '/api/v1/keys', body, bKey)).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+      expect((await keysOf(MEMORY_ADMIN_KEY)).some((k) => k.name === 'intruder' || k.name === 'everywhere')).toBe(false);
+      // revoke: another organization's key is not found (its id is not disclosed) and keeps working
+      expect(await call(t(), 'DELETE', `/api/v1/keys/${defaultWorker.key_id}`, undefined, bKey)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+      expect((await call(t(), 'GET', '/api/v1/agents', undefined, defaultWorker.key as string)).status).toBe(200);
+      const bootstrapId = (await keysOf(MEMORY_ADMIN_KEY)).find((k) => k.all_orgs)!.key_id;
+      expect((await call(t(), 'DELETE', `/api/v1/keys/${bootstrapId}`, undefined, bKey)).status).toBe(404);
+      expect((await call(t(), 'DELETE', `/api/v1/keys/${own.body.key_id}`, undefined, bKey)).status).toBe(204);
+      expect((await call(t(), 'GET', '/api/v1/agents', undefined, own.body.key as string)).status).toBe(401);
+    });
+
+    test('the bootstrap key crosses organizations, and only it (or a key it marks) makes keys that do', async () => {
+      const org = uid('org-c');
+      const keys = await keysOf(MEMORY_ADMIN_KEY);
+      expect(new Set(keys.map((k) => k.org_id)).size).toBeGreaterThan(1);
+      const bootstrap = keys.find((k) => k.all_orgs)!;
+      expect(bootstrap).toMatchObject({ org_id: 'default', name: 'admin' });
+      const worker = await call(t(), 'POST', '/api/v1/keys', { name: 'c-worker', org_id: org });
+      expect(worker).toMatchObject({ status: 201, body: { org_id: org } });
+      expect(await call(t(), 'POST', '/api/v1/keys', { name: 'c-all', org_id: org, all_orgs: true })).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+      const everywhere = await call(t(), 'POST', '/api/v1/keys', { name: 'c-all', org_id: org, is_admin: true, all_orgs: true });
+      expect(everywhere.body).toMatchObject({ org_id: org, all_orgs: true });
+      const eKey = everywhere.body.key as string;
+      expect((await keysOf(eKey)).some((k) => k.org_id === 'default')).toBe(true);
+      const forDefault = await call(t(), 'POST', '/api/v1/keys', { name: 'made-by-c', org_id: 'default' }, eKey);
+      expect(forDefault).toMatchObject({ status: 201, body: { org_id: 'default' } });
+      expect((await call(t(), 'DELETE', `/api/v1/keys/${forDefault.body.key_id}`, undefined, eKey)).status).toBe(204);
+      expect((await call(t(), 'DELETE', `/api/v1/keys/${worker.body.key_id}`)).status).toBe(204);
+      // The last key acting in every organization stays.
+      expect((await call(t(), 'DELETE', `/api/v1/keys/${everywhere.body.key_id}`)).status).toBe(204);
+      expect(await call(t(), 'DELETE', `/api/v1/keys/${bootstrap.key_id}`)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    });
+  });
 }

@@ -113,7 +113,7 @@ describe('ordinary tokens neither reach nor see a system database', () => {
     const ms = (await json(s, 'GET', '/api/v1/measurements', undefined, reader.secret)).body.measurements.map((m: { database: string }) => m.database);
     expect(ms).not.toContain(DB);
     expect((await json(s, 'GET', `/api/v1/measurements?db=${DB}`, undefined, reader.secret)).body.measurements ?? []).toEqual([]);
-    for (const sql of ['SHOW DATABASES', 'SHOW MEASUREMENTS']) {
+    for (const sql of ['SHOW DATABASES', 'SHOW MEASUREMENTS', 'SELECT table_schema FROM information_schema.tables']) {
       const rows = (await json(s, 'POST', '/api/v1/query', { sql }, reader.secret)).body.data as unknown[][];
       expect(namesOf(rows).some((n) => n.startsWith(DB))).toBe(false);
     }

@@ -4,7 +4,7 @@
  * and automated setups). Revocation is immediate (no cache).
  */
 import { randomToken, sha256Hex } from '../lib/crypto.ts';
-import { invalid, notFound } from '../lib/errors.ts';
+import { forbidden, invalid, notFound } from '../lib/errors.ts';
 import { newId } from './ids.ts';
 import type { ApiKeyRecord, ApiKeyStore } from './store/api-key-store.ts';
 
@@ -19,6 +19,16 @@ export interface KeyPrincipal {
   keyId: string;
   orgId: string;
   isAdmin: boolean;
+  /** Manages keys of every organization (the bootstrap key and keys it marks); others only their own. */
+  allOrgs: boolean;
+}
+
+/** A key to create; `org_id` defaults to the caller's organization. */
+export interface KeyRequest {
+  name: string;
+  org_id?: string;
+  is_admin: boolean;
+  all_orgs: boolean;
 }
 
 /** A key record as the API shows it (never the hash). */
@@ -40,12 +50,24 @@ export class KeyService {
     if (fixed && (!fixed.startsWith(KEY_PREFIX) || fixed.length < MIN_FIXED_LENGTH))
       throw invalid(`memory.bootstrap_key must start with '${KEY_PREFIX}' and be at least ${MIN_FIXED_LENGTH} characters`);
     if (this.store.count() > 0) return { created: false, key: null };
-    const { key } = this.create({ name: 'admin', org_id: DEFAULT_ORG, is_admin: true }, fixed || undefined);
+    const { key } = this.insert({ name: 'admin', org_id: DEFAULT_ORG, is_admin: true, all_orgs: true }, fixed || undefined);
     return { created: true, key: fixed ? null : key };
   }
 
-  /** Creates a key; the plaintext is returned here only and never stored. */
-  create(input: { name: string; org_id: string; is_admin: boolean }, fixedValue?: string): { record: PublicKey; key: string } {
+  /**
+   * Creates a key for `caller` (an admin key); the plaintext is returned here only and never stored.
+   * 403 for another organization or an every-organization key unless `caller` acts in every organization.
+   */
+  create(input: KeyRequest, caller: KeyPrincipal): { record: PublicKey; key: string } {
+    const orgId = input.org_id ?? caller.orgId;
+    if (orgId !== caller.orgId && !caller.allOrgs)
+      throw forbidden(`cannot create a key for organization '${orgId}': an admin key acts inside its own organization ('${caller.orgId}')`);
+    if (input.all_orgs && !caller.allOrgs) throw forbidden('cannot create a key for every organization: only such a key can');
+    if (input.all_orgs && !input.is_admin) throw invalid('all_orgs: only an admin key can act in every organization (add is_admin: true)');
+    return this.insert({ ...input, org_id: orgId });
+  }
+
+  private insert(input: { name: string; org_id: string; is_admin: boolean; all_orgs: boolean }, fixedValue?: string): { record: PublicKey; key: string } {
     const key = fixedValue ?? KEY_PREFIX + randomToken(32);
     const record: ApiKeyRecord = {
       key_id: newId('key'),
@@ -54,6 +76,7 @@ export class KeyService {
       prefix: key.slice(0, KEY_PREFIX.length + 6),
       hash: sha256Hex(key),
       is_admin: input.is_admin,
+      all_orgs: input.all_orgs,
       created_at: new Date().toISOString(),
       last_used_at: null,
       revoked_at: null,
@@ -68,20 +91,27 @@ export class KeyService {
     const k = this.store.byHash(sha256Hex(key));
     if (!k || k.revoked_at !== null) return null;
     this.noteUse(k.key_id);
-    return { keyId: k.key_id, orgId: k.org_id, isAdmin: k.is_admin };
+    return { keyId: k.key_id, orgId: k.org_id, isAdmin: k.is_admin, allOrgs: k.all_orgs };
   }
 
-  /** All keys, without secrets. */
-  list(): PublicKey[] {
-    return this.store.list().map(publicOf);
+  /** The keys `caller` manages (its organization's, or every one's), without secrets. */
+  list(caller: KeyPrincipal): PublicKey[] {
+    return this.store.list(caller.allOrgs ? undefined : caller.orgId).map(publicOf);
   }
 
-  /** Revokes a key at once; the last active admin key cannot be revoked. 404 when unknown. */
-  revoke(keyId: string): PublicKey {
+  /**
+   * Revokes a key at once. 404 when unknown or of another organization than `caller`'s (unless it acts
+   * in every organization): key ids of other organizations are not disclosed, as their memories are not.
+   * The last active admin key, and the last acting in every organization, cannot be revoked.
+   */
+  revoke(keyId: string, caller: KeyPrincipal): PublicKey {
     const k = this.store.get(keyId);
-    if (!k) throw notFound(`API key '${keyId}' not found`);
-    if (k.revoked_at === null && k.is_admin && this.store.activeAdmins() <= 1)
+    if (!k || (k.org_id !== caller.orgId && !caller.allOrgs)) throw notFound(`API key '${keyId}' not found`);
+    const active = this.store.activeAdmins();
+    if (k.revoked_at === null && k.is_admin && active.all <= 1)
       throw invalid('cannot revoke the last active admin key: create another admin key first');
+    if (k.revoked_at === null && k.all_orgs && active.allOrgs <= 1)
+      throw invalid('cannot revoke the last active key for every organization: create another one first (all_orgs: true)');
     this.store.revoke(keyId, new Date().toISOString());
     return publicOf(this.store.get(keyId)!);
   }

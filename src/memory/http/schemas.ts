@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { ID_RULE, isValidId } from '../ids.ts';
-import { DEFAULT_ORG } from '../key-service.ts';
 import { MEMORY_TYPES } from '../memory-record.ts';
 import { parseTimeInput, TIME_INPUT_RULE } from '../time-input.ts';
 
@@ -218,9 +217,10 @@ export const sessionUpdateSchema = z.object({ status: opt(z.enum(['active', 'clo
 /** `GET /api/v1/sessions` query parameters. */
 export const sessionListSchema = z.object({ agent_id: idField.optional() });
 
-/** `POST /api/v1/keys` body. */
+/** `POST /api/v1/keys` body; `org_id` defaults to the caller's organization. */
 export const keyCreateSchema = z.object({
   name: labelField,
-  org_id: opt(idField).transform((v) => v ?? DEFAULT_ORG),
+  org_id: opt(idField),
   is_admin: opt(z.boolean()).transform((v) => v ?? false),
+  all_orgs: opt(z.boolean()).transform((v) => v ?? false),
 });

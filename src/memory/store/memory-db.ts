@@ -58,6 +58,16 @@ const MIGRATIONS: Migration[] = [
     id: 3,
     sql: `CREATE INDEX memory_index_rank ON memory_index (rowid, org_id, agent_id, session_id, memory_type, time_us, importance, expires_us);`,
   },
+  {
+    // Admin keys act inside their own organization; a key marked here crosses organizations. The first
+    // key ever created is the bootstrap key, which always did.
+    id: 4,
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN all_orgs INTEGER NOT NULL DEFAULT 0;
+      UPDATE api_keys SET all_orgs = 1
+        WHERE is_admin = 1 AND key_id = (SELECT key_id FROM api_keys ORDER BY created_at, key_id LIMIT 1);
+    `,
+  },
 ];
 
 /** Address space mapped for reads (not memory used: the kernel's page cache backs it). */
