@@ -42,11 +42,6 @@ export class Authorizer {
     return principal.isService ? this.system.confined(own) : this.system.walled(own);
   }
 
-  /** True when `database` is a system database (only its service and admins reach it). */
-  isSystemDatabase(database: string): boolean {
-    return this.system.has(database);
-  }
-
   /** The access of a stored token by id (owners of scheduled jobs): nothing when it is gone or disabled. */
   accessForToken(tokenId: string): TableAccess {
     const t = this.tokens.get(tokenId);
