@@ -87,12 +87,12 @@ export async function serverTarget(): Promise<MemoryTarget> {
 }
 
 /**
- * A memory service (second server) pointed at a separately started time-series server. Its token is an
- * admin token: only admins and the in-process memory service's own token reach the system database.
+ * A memory service (second server) pointed at a separately started time-series server, with a
+ * non-admin service token of it (`is_service`): only service tokens and admins reach the system database.
  */
 export async function remoteTarget(): Promise<MemoryTarget> {
   const ts = await startServer({ env: { SVC_MEMORY_ENABLED: 'false' } });
-  const tok = await ts.fetch('/api/v1/auth/tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'remote-memory', is_admin: true }) });
+  const tok = await ts.fetch('/api/v1/auth/tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'remote-memory', is_service: true, permissions: ['read', 'write', 'delete'] }) });
   const { token } = (await tok.json()) as { token: string };
   const mem = await startServer({ env: { ...memoryEnv, SVC_MEMORY_SVC_URL: ts.url, SVC_MEMORY_SVC_TOKEN: token } });
   return {

@@ -164,6 +164,17 @@ describe('ordinary tokens neither reach nor see a system database', () => {
 });
 
 describe('its service and admins still reach it', () => {
+  test('a service token (is_service) reaches the system database and nothing else', async () => {
+    const service = await json(s, 'POST', '/api/v1/auth/tokens', { name: 'remote-memory', is_service: true, permissions: ['read'] });
+    expect(service.body).toMatchObject({ is_service: true, is_admin: false });
+    const tok = service.body.token as string;
+    expect((await sqlPost('/api/v1/query', `SELECT count(*) FROM ${DB}.memories`, tok)).status).toBe(200);
+    expect((await json(s, 'GET', '/api/v1/databases', undefined, tok)).body.databases.map((d: { name: string }) => d.name)).toEqual([DB]);
+    expect(await status('other database', sqlPost('/api/v1/query', 'SELECT * FROM copies.memcopy', tok))).toBe('other database: 403');
+    const tokens = (await json(s, 'GET', '/api/v1/auth/tokens')).body.tokens as { name: string; is_service: boolean }[];
+    expect(tokens.filter((t) => t.is_service).map((t) => t.name).sort()).toEqual(['memory-service', 'remote-memory']);
+  });
+
   test('admins read it and see it listed', async () => {
     const rows = (await json(s, 'POST', '/api/v1/query', { sql: `SELECT content FROM ${DB}.memories WHERE agent_id = 'wall-agent'` })).body.data;
     expect(rows).toEqual([['the secret plan of organization default']]);

@@ -65,7 +65,7 @@ export class TokenService {
 
   /** Creates a token and returns its record with the plaintext, which is never stored. */
   create(
-    input: { name: string; description?: string; isAdmin?: boolean; permissions?: string[] },
+    input: { name: string; description?: string; isAdmin?: boolean; permissions?: string[]; isService?: boolean },
     fixedValue?: string,
   ): { record: TokenRecord; token: string } {
     if (this.store.byName(input.name)) throw conflict(`a token named '${input.name}' already exists`);
@@ -84,7 +84,7 @@ export class TokenService {
       updatedAt: now,
       lastUsedAt: null,
       scramVerifier: this.verifierOf(token),
-      isService: false,
+      isService: input.isService ?? false,
     };
     this.store.insert(record);
     return { record, token };
@@ -111,11 +111,12 @@ export class TokenService {
    */
   issueServiceToken(name: string, description: string, permissions: string[] = []): string {
     const existing = this.store.byName(name);
-    if (existing?.enabled && existing.permissions.join(',') !== permissions.join(',')) this.update(existing.id, { permissions });
-    if (existing && !existing.enabled) this.delete(existing.id);
-    const { record, token } = existing?.enabled ? this.rotate(existing.id) : this.create({ name, description, permissions });
-    this.store.markService(record.id);
-    return token;
+    if (existing?.enabled) {
+      if (existing.permissions.join(',') !== permissions.join(',') || !existing.isService) this.update(existing.id, { permissions, isService: true });
+      return this.rotate(existing.id).token;
+    }
+    if (existing) this.delete(existing.id);
+    return this.create({ name, description, permissions, isService: true }).token;
   }
 
   /** All token records. */
@@ -130,8 +131,8 @@ export class TokenService {
     return t;
   }
 
-  /** Updates metadata (name, description, admin flag, permissions). */
-  update(id: string, patch: { name?: string; description?: string; isAdmin?: boolean; permissions?: string[] }): TokenRecord {
+  /** Updates metadata (name, description, admin and service flags, permissions). */
+  update(id: string, patch: { name?: string; description?: string; isAdmin?: boolean; permissions?: string[]; isService?: boolean }): TokenRecord {
     const t = this.get(id);
     if (patch.name !== undefined && patch.name !== t.name && this.store.byName(patch.name))
       throw conflict(`a token named '${patch.name}' already exists`);
@@ -141,6 +142,7 @@ export class TokenService {
       description: patch.description ?? t.description,
       isAdmin: patch.isAdmin ?? t.isAdmin,
       permissions: patch.permissions ?? t.permissions,
+      isService: patch.isService ?? t.isService,
       updatedAt: new Date().toISOString(),
     };
     this.store.update(next);

@@ -15,7 +15,7 @@ export interface TokenRecord {
   lastUsedAt: string | null;
   /** SCRAM-SHA-256 verifier for Postgres wire logins (lib/scram.ts); null for tokens created before it existed. */
   scramVerifier: string | null;
-  /** Issued by this process to a service it runs (the in-process memory service): it keeps the system databases. */
+  /** The token of a service that keeps the system databases (the memory service's): it reaches them and nothing else. */
   isService: boolean;
 }
 
@@ -32,9 +32,10 @@ interface Row {
   updated_at: string;
   last_used_at: string | null;
   scram_verifier: string | null;
+  is_service: number;
 }
 
-const toRecord = (r: Row, services: ReadonlySet<string>): TokenRecord => ({
+const toRecord = (r: Row): TokenRecord => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -47,24 +48,12 @@ const toRecord = (r: Row, services: ReadonlySet<string>): TokenRecord => ({
   updatedAt: r.updated_at,
   lastUsedAt: r.last_used_at,
   scramVerifier: r.scram_verifier ?? null,
-  isService: services.has(r.id),
+  isService: r.is_service === 1,
 });
 
 /** Persistence of tokens in the metadata database. */
 export class TokenStore {
-  /**
-   * Ids of the tokens this process issued to its own services. Kept in memory, never in a row: such
-   * a token is issued afresh at every start and belongs to one process, and no API, restore or
-   * replicated row can make another token one.
-   */
-  private readonly services = new Set<string>();
-
   constructor(private readonly db: CatalogDb) {}
-
-  /** Marks `id` as the token of a service this process runs (TokenService.issueServiceToken). */
-  markService(id: string): void {
-    this.services.add(id);
-  }
 
   /** Number of tokens (any state). */
   count(): number {
@@ -75,42 +64,42 @@ export class TokenStore {
   insert(t: TokenRecord): void {
     this.db
       .prepare(
-        `INSERT INTO tokens (id, name, description, is_admin, prefix, hash, permissions, enabled, created_at, updated_at, scram_verifier)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO tokens (id, name, description, is_admin, prefix, hash, permissions, enabled, created_at, updated_at, scram_verifier, is_service)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(t.id, t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.createdAt, t.updatedAt, t.scramVerifier);
+      .run(t.id, t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.createdAt, t.updatedAt, t.scramVerifier, t.isService ? 1 : 0);
   }
 
   /** All tokens, oldest first. */
   list(): TokenRecord[] {
-    return this.db.query<Row, []>('SELECT * FROM tokens ORDER BY created_at, id').all().map((r) => toRecord(r, this.services));
+    return this.db.query<Row, []>('SELECT * FROM tokens ORDER BY created_at, id').all().map(toRecord);
   }
 
   /** One token by id, or null. */
   get(id: string): TokenRecord | null {
     const r = this.db.query<Row, [string]>('SELECT * FROM tokens WHERE id = ?').get(id);
-    return r ? toRecord(r, this.services) : null;
+    return r ? toRecord(r) : null;
   }
 
   /** Tokens whose lookup prefix matches (normally one). */
   byPrefix(prefix: string): TokenRecord[] {
-    return this.db.query<Row, [string]>('SELECT * FROM tokens WHERE prefix = ?').all(prefix).map((r) => toRecord(r, this.services));
+    return this.db.query<Row, [string]>('SELECT * FROM tokens WHERE prefix = ?').all(prefix).map(toRecord);
   }
 
   /** A name is unique among tokens. */
   byName(name: string): TokenRecord | null {
     const r = this.db.query<Row, [string]>('SELECT * FROM tokens WHERE name = ?').get(name);
-    return r ? toRecord(r, this.services) : null;
+    return r ? toRecord(r) : null;
   }
 
   /** Writes every mutable field of `t`. */
   update(t: TokenRecord): void {
     this.db
       .prepare(
-        `UPDATE tokens SET name = ?, description = ?, is_admin = ?, prefix = ?, hash = ?, permissions = ?, enabled = ?, updated_at = ?, scram_verifier = ?
+        `UPDATE tokens SET name = ?, description = ?, is_admin = ?, prefix = ?, hash = ?, permissions = ?, enabled = ?, updated_at = ?, scram_verifier = ?, is_service = ?
          WHERE id = ?`,
       )
-      .run(t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.updatedAt, t.scramVerifier, t.id);
+      .run(t.name, t.description, t.isAdmin ? 1 : 0, t.prefix, t.hash, JSON.stringify(t.permissions), t.enabled ? 1 : 0, t.updatedAt, t.scramVerifier, t.isService ? 1 : 0, t.id);
   }
 
   /** Records use without rewriting the row each request (at most once a minute per token). */
@@ -125,7 +114,7 @@ export class TokenStore {
 
   /** Enabled tokens that carry a SCRAM verifier. */
   withScramVerifier(): TokenRecord[] {
-    return this.db.query<Row, []>('SELECT * FROM tokens WHERE enabled = 1 AND scram_verifier IS NOT NULL').all().map((r) => toRecord(r, this.services));
+    return this.db.query<Row, []>('SELECT * FROM tokens WHERE enabled = 1 AND scram_verifier IS NOT NULL').all().map(toRecord);
   }
 
   /** Removes a token for good. */

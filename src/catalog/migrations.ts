@@ -268,4 +268,10 @@ export const migrations: readonly Migration[] = [
     );
     CREATE TABLE tiering_moves (path TEXT PRIMARY KEY, started_at TEXT NOT NULL);`,
   },
+  {
+    // Service tokens keep the system databases (the memory service's): the in-process one is marked
+    // at every start, a remote memory service's by an admin.
+    id: '0013_service_tokens',
+    sql: `ALTER TABLE tokens ADD COLUMN is_service INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

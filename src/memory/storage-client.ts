@@ -44,8 +44,8 @@ export class StorageClient {
 
   /**
    * Removes the rows matching `where` from the measurement's files (`POST /api/v1/delete`): the files
-   * holding them are rewritten without them. The in-process service's own token erases regardless of
-   * `delete.enabled` (its database is a system database it keeps); a remote one's admin token needs it.
+   * holding them are rewritten without them. A service token (the in-process one, or a remote one's
+   * `is_service` token) erases regardless of `delete.enabled`: its database is a system database it keeps.
    */
   async delete(measurement: string, where: string): Promise<number> {
     const body = JSON.stringify({ database: this.database, measurement, where, confirm: true });

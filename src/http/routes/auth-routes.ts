@@ -13,6 +13,7 @@ export const createBody = z.strictObject({
   description: z.string().max(1024).optional(),
   is_admin: z.boolean().optional(),
   permissions: permissions.optional(),
+  is_service: z.boolean().optional(),
 });
 
 export const patchBody = z.strictObject({
@@ -20,6 +21,7 @@ export const patchBody = z.strictObject({
   description: z.string().max(1024).optional(),
   is_admin: z.boolean().optional(),
   permissions: permissions.optional(),
+  is_service: z.boolean().optional(),
 });
 
 /** The public view of a token: never its hash. */
@@ -29,6 +31,7 @@ export function tokenView(t: TokenRecord) {
     name: t.name,
     description: t.description,
     is_admin: t.isAdmin,
+    is_service: t.isService,
     permissions: t.permissions,
     enabled: t.enabled,
     created_at: t.createdAt,
@@ -62,13 +65,13 @@ export function authRoutes(tokens: TokenService) {
   });
   app.post('/tokens', async (c) => {
     const body = await readJson(c, createBody);
-    const { record, token } = tokens.create({ name: body.name, description: body.description, isAdmin: body.is_admin, permissions: body.permissions });
+    const { record, token } = tokens.create({ name: body.name, description: body.description, isAdmin: body.is_admin, permissions: body.permissions, isService: body.is_service });
     return c.json({ ...tokenView(record), token }, 201);
   });
   app.get('/tokens/:id', (c) => c.json(tokenView(tokens.get(c.req.param('id')))));
   app.patch('/tokens/:id', async (c) => {
     const body = await readJson(c, patchBody);
-    const t = tokens.update(c.req.param('id'), { name: body.name, description: body.description, isAdmin: body.is_admin, permissions: body.permissions });
+    const t = tokens.update(c.req.param('id'), { name: body.name, description: body.description, isAdmin: body.is_admin, permissions: body.permissions, isService: body.is_service });
     return c.json(tokenView(t));
   });
   app.delete('/tokens/:id', (c) => {
