@@ -85,8 +85,8 @@ describe('startup', () => {
     const s = await startServer();
     try {
       const res = await s.fetch('/api/v1/auth/tokens', { token: ADMIN_TOKEN });
-      const { tokens } = (await res.json()) as { tokens: { name: string; is_admin: boolean }[] };
-      expect(tokens.find((x) => x.name === 'memory-service')).toMatchObject({ is_admin: false });
+      const { tokens } = (await res.json()) as { tokens: { name: string; is_admin: boolean; is_service: boolean }[] };
+      expect(tokens.find((x) => x.name === 'memory-service')).toMatchObject({ is_admin: false, is_service: true });
     } finally {
       await s.cleanup();
     }

@@ -145,16 +145,22 @@ describe('ordinary tokens neither reach nor see a system database', () => {
     expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}`, undefined, reader.secret)).status).toBe(403);
     expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, reader.secret)).status).toBe(403);
     expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, reader.secret)).status).toBe(403);
-    // A continuous query writing into it, owned by an admin since demoted, is refused at its next run.
+    // Continuous queries reading or writing it, owned by an admin since demoted, are refused at their next run.
     const owner = await token('cq-owner', ['read', 'write']);
     expect((await json(s, 'PATCH', `/api/v1/auth/tokens/${owner.id}`, { is_admin: true })).status).toBe(200);
+    const from = await json(s, 'POST', '/api/v1/continuous_queries', { name: 'from-mem', database: DB, query: 'SELECT time, importance FROM memories WHERE time >= $start AND time < $end', destination_database: 'copies', destination_measurement: 'memcopy', interval: '1h' }, owner.secret);
     const into = await json(s, 'POST', '/api/v1/continuous_queries', { name: 'into-mem', database: 'copies', query: 'SELECT time, importance FROM memcopy WHERE time >= $start AND time < $end', destination_database: DB, destination_measurement: 'memories', interval: '1h' }, owner.secret);
-    expect(into.status).toBe(201);
+    expect([from.status, into.status]).toEqual([201, 201]);
     expect((await json(s, 'PATCH', `/api/v1/auth/tokens/${owner.id}`, { is_admin: false })).status).toBe(200);
-    const run = await json(s, 'POST', `/api/v1/continuous_queries/${into.body.id}/execute`, {});
-    expect(run.body).toMatchObject({ status: 'failed', error: expect.stringContaining(`may not write ${DB}.memories`) });
-    for (const [path, id] of [['continuous_queries', cq.body.id], ['continuous_queries', into.body.id], ['retention', rp.body.id], ['mqtt/subscriptions', sub.body.id]])
+    for (const [id, refusal] of [[from.body.id, `may not read ${DB}.memories`], [into.body.id, `may not write ${DB}.memories`]]) {
+      const run = await json(s, 'POST', `/api/v1/continuous_queries/${id}/execute`, {});
+      expect(run.body).toMatchObject({ status: 'failed', error: expect.stringContaining(refusal) });
+    }
+    for (const [path, id] of [['continuous_queries', cq.body.id], ['continuous_queries', from.body.id], ['continuous_queries', into.body.id], ['retention', rp.body.id], ['mqtt/subscriptions', sub.body.id]])
       expect((await json(s, 'DELETE', `/api/v1/${path}/${id}`)).status).toBe(200);
+    // Creating them stays admin-only, so an ordinary token cannot aim one at it either.
+    expect((await json(s, 'POST', '/api/v1/mqtt/subscriptions', { name: 'x', broker: 'mqtt://127.0.0.1:1', topics: ['m/#'], database: DB, auto_start: false }, full.secret)).status).toBe(403);
+    expect((await json(s, 'POST', '/api/v1/retention', { name: 'x', database: DB, duration: '1d' }, full.secret)).status).toBe(403);
   });
 
   test('the RBAC check explains the refusal', async () => {
