@@ -6,8 +6,10 @@
  */
 import { ChangeHandedOn, type FileManifestStore, type ManifestFile } from '../catalog/index.ts';
 import type { DuckDBInstance } from '../duckdb/index.ts';
-import { type ColumnBatch, columnMemory } from '../ingest/index.ts';
+import { batchBytes, type ColumnBatch, columnMemory } from '../ingest/index.ts';
 import { messageOf, unavailable } from '../lib/errors.ts';
+import { failpointError } from '../lib/failpoint.ts';
+import { formatSize } from '../lib/sizes.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
 import type { ObjectStore } from '../storage/index.ts';
@@ -15,6 +17,7 @@ import { type HourFileWriter, openFileWriters } from './file-writers.ts';
 import { putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
 import { FlushQueue, retryDelayMs } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
+import { blamesTheRows, writeSetAside } from './set-aside.ts';
 import { TicketTracker } from './ticket-tracker.ts';
 
 /** The `ingest.*` settings that shape buffering, plus how long a write may wait for queue room. */
@@ -27,6 +30,15 @@ export interface BufferOptions {
   admissionTimeoutMs: number;
   /** While flushes fail, rows held (buffered + in flight) past this refuse new writes with 503 (ingest.max_buffer_size x shard_count). */
   maxHeldRecords?: number;
+  /**
+   * Column memory (estimated, see ingest/column-bytes.ts) buffers and flushes in flight may hold
+   * together (ingest.max_buffered_size); at it, writes get 503. A buffer past a quarter of it is flushed. Absent: no bound.
+   */
+  maxBufferedBytes?: number;
+  /** Failures blaming the rows before a flush's rows are set aside (ingest.flush_max_attempts; default 3). */
+  flushMaxAttempts?: number;
+  /** Folder of set-aside rows (ingest.set_aside_path); absent: failing flushes are retried forever. */
+  setAsideDir?: string;
   /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
   workerThreads?: boolean;
   /** Nice steps the flush worker threads run below the event loop (ingest.flush_worker_nice; default 0). */
@@ -60,6 +72,14 @@ export interface BufferStats {
   last_error: string | null;
   /** The latest flush attempt failed (rows kept and retried). */
   failing: boolean;
+  /** Estimated column memory of the buffered rows and of the rows in flight (see ingest/column-bytes.ts). */
+  buffered_bytes: number;
+  in_flight_bytes: number;
+  /** ingest.max_buffered_size: buffered + in-flight bytes at which writes get 503 (null: no bound). */
+  max_buffered_bytes: number | null;
+  /** Flushes whose rows were set aside on disk (ingest.set_aside_path), and their rows. */
+  set_aside_batches: number;
+  set_aside_records: number;
 }
 
 const keyOf = (database: string, measurement: string) => `${database}\n${measurement}`;
@@ -71,7 +91,11 @@ export class BufferSet {
   private readonly tickets: TicketTracker;
   private readonly queue: FlushQueue<HourFileWriter>;
   private readonly timer: ReturnType<typeof setInterval>;
-  private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false };
+  private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false, setAside: 0, setAsideRows: 0 };
+  /** Estimated bytes of every buffered and in-flight row (kept as a sum, so admission costs nothing per buffer). */
+  private heldBytes = 0;
+  /** A buffer this large is flushed whatever its row count: a quarter of the bound. */
+  private readonly flushBytes: number;
 
   private constructor(
     private readonly deps: BufferDeps,
@@ -83,12 +107,13 @@ export class BufferSet {
       runners: writers,
       capacity: opts.flushQueueSize,
       run: (writer, job) => this.runJob(writer, job),
-      onFailure: (job, err) => this.failed(job, err),
+      onFailure: (job, err) => this.writeFailed(job, err),
       onDepth: (d) => deps.metrics.bufferQueueDepth.set(d),
     });
     // The age check runs a few times per max age, so a buffer is flushed at most ~25% late.
     const tick = Math.max(10, Math.min(1000, Math.floor(opts.maxBufferAgeMs / 4)));
     this.timer = setInterval(() => this.sealOlderThan(opts.maxBufferAgeMs), tick);
+    this.flushBytes = opts.maxBufferedBytes ? Math.max(1, Math.floor(opts.maxBufferedBytes / 4)) : Infinity;
   }
 
   /** Starts the flush workers (see file-writers.ts). */
@@ -100,9 +125,15 @@ export class BufferSet {
 
   /**
    * Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full,
-   * or at once while flushes fail and the rows held have reached `maxHeldRecords` (memory stays bounded).
+   * or at once when the rows held have reached `maxBufferedBytes`, or while flushes fail and they have
+   * reached `maxHeldRecords` (memory stays bounded). A write admitted below the bound may pass it by its own size.
    */
   async waitForRoom(): Promise<void> {
+    const limit = this.opts.maxBufferedBytes;
+    if (limit && this.heldBytes >= limit) {
+      const why = this.counters.failing ? `flushes are failing (${this.counters.lastError ?? 'storage error'}) and ` : '';
+      throw unavailable(`cannot accept write: ${why}buffered and in-flight rows hold ${formatSize(this.heldBytes)}, the most kept in memory (ingest.max_buffered_size = ${formatSize(limit)}); retry later`, this.counters.failing ? 5 : 1);
+    }
     const cap = this.opts.maxHeldRecords;
     if (cap && this.counters.failing && this.bufferedRecords() >= cap)
       throw unavailable(`cannot accept write: flushes are failing (${this.counters.lastError ?? 'storage error'}) and ${this.bufferedRecords()} rows are waiting, the most kept in memory (ingest.max_buffer_size x ingest.shard_count = ${cap}); retry later`, 5);
@@ -124,14 +155,16 @@ export class BufferSet {
         buf = undefined;
       }
       if (!buf) this.active.set(key, (buf = new MeasurementBuffer(database, batch.measurement)));
-      buf.add(batch);
+      const bytes = batchBytes(batch);
+      buf.add(batch, bytes);
+      this.heldBytes += bytes;
       const memory = columnMemory.claim(batch);
       if (memory !== null) buf.memory.push(memory);
       if (ticket !== undefined && !buf.tickets.has(ticket)) {
         buf.tickets.add(ticket);
         this.tickets.hold(ticket);
       }
-      if (buf.rows >= this.opts.maxBufferSize) this.seal(key, buf);
+      if (buf.rows >= this.opts.maxBufferSize || buf.bytes >= this.flushBytes) this.seal(key, buf);
     }
     if (ticket !== undefined) this.tickets.releaseIfUnheld(ticket);
   }
@@ -203,6 +236,7 @@ export class BufferSet {
       if (buf.database !== database) continue;
       this.active.delete(key);
       rows += buf.rows;
+      this.heldBytes -= buf.bytes;
       for (const t of buf.tickets) this.tickets.drop(t);
     }
     const jobs = [...this.inflight].filter(([key]) => key.startsWith(`${database}\n`)).flatMap(([, list]) => list);
@@ -227,6 +261,7 @@ export class BufferSet {
         job.resolve();
       }
     this.inflight.clear();
+    this.heldBytes = 0;
     return rows;
   }
 
@@ -249,6 +284,8 @@ export class BufferSet {
   stats(): BufferStats {
     let buffered = 0;
     for (const b of this.active.values()) buffered += b.rows;
+    let bufferedBytes = 0;
+    for (const b of this.active.values()) bufferedBytes += b.bytes;
     let jobs = 0;
     let inflightRows = 0;
     for (const list of this.inflight.values()) for (const j of list) (jobs++, (inflightRows += j.rows));
@@ -266,7 +303,17 @@ export class BufferSet {
       last_flush_at: c.lastFlushAt,
       last_error: c.lastError,
       failing: c.failing,
+      buffered_bytes: bufferedBytes,
+      in_flight_bytes: this.heldBytes - bufferedBytes,
+      max_buffered_bytes: this.opts.maxBufferedBytes || null,
+      set_aside_batches: c.setAside,
+      set_aside_records: c.setAsideRows,
     };
+  }
+
+  /** Estimated bytes of every buffered and in-flight row (svc_buffer_bytes). */
+  bufferedBytes(): number {
+    return this.heldBytes;
   }
 
   private sealOlderThan(ageMs: number): void {
@@ -288,6 +335,7 @@ export class BufferSet {
   /** The runner's part: the worker writes the files; landing them (fsyncs, renames) overlaps the worker's next job. */
   private async runJob(writer: HourFileWriter, job: FlushJob): Promise<void> {
     if (job.abandoned) return;
+    failpointError('flush.write', job.measurement);
     const written = await writeJobFiles(writer, this.deps.store, job, this.opts.compression);
     void this.land(job, written);
   }
@@ -324,22 +372,70 @@ export class BufferSet {
       throw err;
     }
     // Registered: from this tick on, readers find the rows in the manifest, so they leave the snapshot now.
-    const key = keyOf(job.database, job.measurement);
-    const list = this.inflight.get(key) ?? [];
-    const at = list.indexOf(job);
-    if (at >= 0) list.splice(at, 1);
-    if (list.length === 0) this.inflight.delete(key);
+    this.settle(job);
     this.counters.flushes++;
     this.counters.failing = false;
     this.counters.recordsWritten += job.rows;
     this.counters.lastFlushAt = new Date().toISOString();
     this.deps.metrics.bufferFlushes.inc();
     this.deps.metrics.bufferRecordsWritten.inc(job.rows);
-    for (const t of job.tickets) this.tickets.drop(t);
     // Out of every snapshot from this tick on. A job written more than once may have had a write still
     // reading its rows when it was retried (a lost worker): its memory is left to the garbage collector.
     if (job.attempts === 0 && !job.abandoned) columnMemory.release(job.memory);
     job.resolve();
+  }
+
+  /** Takes a job's rows out of the snapshot and of the bytes held, and releases its WAL tickets (its rows are in files, or set aside). */
+  private settle(job: FlushJob): void {
+    const key = keyOf(job.database, job.measurement);
+    const list = this.inflight.get(key) ?? [];
+    const at = list.indexOf(job);
+    if (at >= 0) {
+      list.splice(at, 1);
+      this.heldBytes -= job.bytes;
+    }
+    if (list.length === 0) this.inflight.delete(key);
+    for (const t of job.tickets) this.tickets.drop(t);
+  }
+
+  /**
+   * A failed attempt to write a job's files: true retries it (the queue's backoff); false when the
+   * failure blamed the rows for the `flushMaxAttempts`-th time, and the rows go to a set-aside file.
+   */
+  private writeFailed(job: FlushJob, err: unknown): boolean {
+    this.failed(job, err);
+    if (job.abandoned) return false;
+    if (blamesTheRows(err)) job.rowFailures++;
+    if (this.opts.setAsideDir === undefined || job.rowFailures < (this.opts.flushMaxAttempts ?? 3)) return true;
+    void this.setAside(job, this.opts.setAsideDir, err);
+    return false;
+  }
+
+  /**
+   * Writes a job's rows to a set-aside file and lets go of them: out of the snapshot (no longer
+   * queryable), out of memory, their WAL entries released (a restart does not replay them; in a
+   * cluster a manifest change without files records that). When that fails, the job is retried.
+   */
+  private async setAside(job: FlushJob, dir: string, err: unknown): Promise<void> {
+    const where = { database: job.database, measurement: job.measurement, rows: job.rows, attempts: job.attempts, reason: messageOf(err) };
+    let path: string;
+    try {
+      path = await writeSetAside(dir, job, messageOf(err));
+      if (job.tickets.length > 0) await this.deps.manifest.commit([], [], job.tickets);
+    } catch (e) {
+      this.deps.logger.error('cannot set aside the rows of a failing flush; rows kept, will retry', { ...where, error: messageOf(e) });
+      setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
+      return;
+    }
+    if (job.abandoned) return;
+    this.settle(job);
+    this.counters.setAside++;
+    this.counters.setAsideRows += job.rows;
+    this.deps.metrics.bufferBatchesSetAside.inc();
+    this.deps.metrics.bufferRecordsSetAside.inc(job.rows);
+    // The column memory is left to the garbage collector: a worker that died on these rows may still read them.
+    job.resolve();
+    this.deps.logger.error('set aside the rows of a flush that kept failing; they are no longer queryable and wait in the file for an operator', { ...where, file: path });
   }
 
   private failed(job: FlushJob, err: unknown): void {

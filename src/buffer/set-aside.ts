@@ -1,0 +1,54 @@
+/**
+ * Flushes that cannot succeed. A flush fails either because storage or the disk is in trouble (then
+ * waiting helps, and the rows are kept and retried for as long as it takes), or because of the rows
+ * themselves: the writer runs out of memory on them, refuses a value, or its worker dies on them. The
+ * second kind fails again every time, so after `ingest.flush_max_attempts` such failures the rows
+ * leave memory for a line-protocol file an operator can read and send again (see README, "Set-aside
+ * rows"), instead of being retried until the process dies.
+ */
+import { mkdir, open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { encodeLineProtocol } from '../ingest/index.ts';
+import { messageOf } from '../lib/errors.ts';
+import type { FlushJob } from './flush-job.ts';
+
+/**
+ * Failures of the storage or the disk under the scratch files, never of the rows: storage errors
+ * carry a code (or name the provider's), a flush worker's error arrives as its message only.
+ */
+const ENVIRONMENT_ERRORS = /ENOSPC|EDQUOT|EROFS|EIO|EMFILE|ENFILE|EACCES|EPERM|ENOENT|ECONNREFUSED|ECONNRESET|ETIMEDOUT|no space left|disk quota|read-only file system|input\/output error|too many open files|permission denied|flush worker did not start|cannot open DuckDB/i;
+
+/** Whether a failed attempt to turn a job's rows into Parquet says something about the rows (see the module comment). */
+export function blamesTheRows(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return !(typeof code === 'string' && ENVIRONMENT_ERRORS.test(code)) && !ENVIRONMENT_ERRORS.test(messageOf(err));
+}
+
+/** Rows per piece of text written: a huge job is encoded a piece at a time, not as one string. */
+const ROWS_PER_PIECE = 4096;
+
+/**
+ * Writes `job`'s rows as line protocol to `<dir>/<db>/<measurement>/<UTC time>-<seq>.lp` (a `.part`
+ * file, synced, then renamed, so a file under its final name is whole). Returns the path.
+ */
+export async function writeSetAside(dir: string, job: FlushJob, reason: string): Promise<string> {
+  const folder = join(dir, job.database, job.measurement);
+  await mkdir(folder, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
+  const path = join(folder, `${stamp}-${job.seq}.lp`);
+  const file = await open(`${path}.part`, 'w');
+  try {
+    const oneLine = reason.replace(/\s+/g, ' ');
+    await file.write(
+      `# svc set these ${job.rows} rows of ${job.database}.${job.measurement} aside at ${new Date().toISOString()}: their flush failed ${job.attempts} times (${oneLine})\n` +
+        `# Timestamps are in microseconds. Send them again with: svc write <this file> --db ${job.database} --precision us\n`,
+    );
+    for (const batch of job.batches)
+      for (let from = 0; from < batch.length; from += ROWS_PER_PIECE) await file.write(encodeLineProtocol(batch, from, Math.min(batch.length, from + ROWS_PER_PIECE)));
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(`${path}.part`, path);
+  return path;
+}
