@@ -5,82 +5,18 @@
  * one tick sees each row exactly once.
  */
 import { ChangeHandedOn, type FileManifestStore, type ManifestFile } from '../catalog/index.ts';
-import type { DuckDBInstance } from '../duckdb/index.ts';
 import { batchBytes, type ColumnBatch, columnMemory } from '../ingest/index.ts';
 import { messageOf, unavailable } from '../lib/errors.ts';
 import { failpointError } from '../lib/failpoint.ts';
 import { formatSize } from '../lib/sizes.ts';
-import type { Logger, SvcMetrics } from '../observability/index.ts';
-import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
-import type { ObjectStore } from '../storage/index.ts';
+import type { WrittenFile } from '../parquet/index.ts';
+import type { BufferDeps, BufferOptions, BufferStats } from './buffer-options.ts';
 import { type HourFileWriter, openFileWriters } from './file-writers.ts';
-import { putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
+import { jobsDone, putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
 import { FlushQueue, retryDelayMs } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
 import { blamesTheRows, writeSetAside } from './set-aside.ts';
 import { TicketTracker } from './ticket-tracker.ts';
-
-/** The `ingest.*` settings that shape buffering, plus how long a write may wait for queue room. */
-export interface BufferOptions {
-  maxBufferSize: number;
-  maxBufferAgeMs: number;
-  flushWorkers: number;
-  flushQueueSize: number;
-  compression: ParquetCompression;
-  admissionTimeoutMs: number;
-  /** While flushes fail, rows held (buffered + in flight) past this refuse new writes with 503 (ingest.max_buffer_size x shard_count). */
-  maxHeldRecords?: number;
-  /**
-   * Column memory (estimated, see ingest/column-bytes.ts) buffers and flushes in flight may hold
-   * together (ingest.max_buffered_size); at it, writes get 503. A buffer past a quarter of it is flushed. Absent: no bound.
-   */
-  maxBufferedBytes?: number;
-  /** Failures blaming the rows before a flush's rows are set aside (ingest.flush_max_attempts; default 3). */
-  flushMaxAttempts?: number;
-  /** Folder of set-aside rows (ingest.set_aside_path); absent: failing flushes are retried forever. */
-  setAsideDir?: string;
-  /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
-  workerThreads?: boolean;
-  /** Nice steps the flush worker threads run below the event loop (ingest.flush_worker_nice; default 0). */
-  flushWorkerNice?: number;
-  /** Flush workers fsync their files and drop them from the page cache (local storage with storage.drop_page_cache). */
-  settleFilesInWorkers?: boolean;
-}
-
-/** Collaborators, built by main.ts. `onRelease` receives WAL tickets whose rows are all in registered files. */
-export interface BufferDeps {
-  instance: DuckDBInstance;
-  store: ObjectStore;
-  manifest: FileManifestStore;
-  metrics: SvcMetrics;
-  logger: Logger;
-  onRelease?: (ticket: unknown) => void;
-}
-
-/** Counters for the stats endpoints. */
-export interface BufferStats {
-  buffered_records: number;
-  buffers: number;
-  in_flight_jobs: number;
-  in_flight_records: number;
-  queue_depth: number;
-  flushing: number;
-  flushes: number;
-  records_written: number;
-  flush_failures: number;
-  last_flush_at: string | null;
-  last_error: string | null;
-  /** The latest flush attempt failed (rows kept and retried). */
-  failing: boolean;
-  /** Estimated column memory of the buffered rows and of the rows in flight (see ingest/column-bytes.ts). */
-  buffered_bytes: number;
-  in_flight_bytes: number;
-  /** ingest.max_buffered_size: buffered + in-flight bytes at which writes get 503 (null: no bound). */
-  max_buffered_bytes: number | null;
-  /** Flushes whose rows were set aside on disk (ingest.set_aside_path), and their rows. */
-  set_aside_batches: number;
-  set_aside_records: number;
-}
 
 const keyOf = (database: string, measurement: string) => `${database}\n${measurement}`;
 
@@ -167,6 +103,9 @@ export class BufferSet {
       if (buf.rows >= this.opts.maxBufferSize || buf.bytes >= this.flushBytes) this.seal(key, buf);
     }
     if (ticket !== undefined) this.tickets.releaseIfUnheld(ticket);
+    // At the bound, every buffer goes to the flush queue: only flushes free memory, and writes wait for them.
+    const limit = this.opts.maxBufferedBytes;
+    if (limit && this.heldBytes >= limit) for (const [key, buf] of [...this.active]) this.seal(key, buf);
   }
 
   /**
@@ -202,15 +141,7 @@ export class BufferSet {
   /** Flushes every buffer; resolves true when all of those rows are in registered files within `timeoutMs`. */
   async flushAll(timeoutMs = Infinity): Promise<boolean> {
     for (const [key, buf] of [...this.active]) this.seal(key, buf);
-    const all = Promise.all([...this.inflight.values()].flat().map((j) => j.done)).then(() => true);
-    if (!Number.isFinite(timeoutMs)) return all;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
-    try {
-      return await Promise.race([all, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return jobsDone([...this.inflight.values()].flat(), timeoutMs);
   }
 
   /**
@@ -221,7 +152,7 @@ export class BufferSet {
     const mine = (key: string) => (measurement === undefined ? key.startsWith(`${database}\n`) : key === keyOf(database, measurement));
     for (const [key, buf] of [...this.active]) if (mine(key)) this.seal(key, buf);
     const jobs = [...this.inflight].filter(([key]) => mine(key)).flatMap(([, list]) => list);
-    return settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+    return jobsDone(jobs, timeoutMs);
   }
 
   /**
@@ -240,7 +171,7 @@ export class BufferSet {
       for (const t of buf.tickets) this.tickets.drop(t);
     }
     const jobs = [...this.inflight].filter(([key]) => key.startsWith(`${database}\n`)).flatMap(([, list]) => list);
-    const landed = await settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+    const landed = await jobsDone(jobs, timeoutMs);
     return landed ? rows : -1;
   }
 
@@ -450,17 +381,5 @@ export class BufferSet {
       attempt: job.attempts,
       error: messageOf(err),
     });
-  }
-}
-
-/** `work`'s result, or false when it takes longer than `timeoutMs` (Infinity: wait as long as it takes). */
-async function settleWithin(work: Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  if (!Number.isFinite(timeoutMs)) return work;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

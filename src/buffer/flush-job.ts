@@ -78,3 +78,16 @@ export async function putJobFiles(store: ObjectStore, manifest: FileManifestStor
   }
   return out;
 }
+
+/** True once every job's rows are in registered files (or set aside), false if that takes longer than `timeoutMs` (Infinity: as long as it takes). */
+export async function jobsDone(jobs: readonly FlushJob[], timeoutMs: number): Promise<boolean> {
+  const all = Promise.all(jobs.map((j) => j.done)).then(() => true);
+  if (!Number.isFinite(timeoutMs)) return all;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+  try {
+    return await Promise.race([all, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
