@@ -334,25 +334,27 @@ export class BufferSet {
    * failure blamed the rows for the `flushMaxAttempts`-th time, and the rows go to a set-aside file.
    */
   private writeFailed(job: FlushJob, err: unknown): boolean {
-    this.failed(job, err);
+    if (!job.abandoned && blamesTheRows(err)) job.rowFailures++;
+    const dir = this.opts.setAsideDir;
+    const last = dir !== undefined && job.rowFailures >= (this.opts.flushMaxAttempts ?? 3);
+    this.failed(job, err, last ? 'cannot flush buffer; its rows are set aside' : undefined);
     if (job.abandoned) return false;
-    if (blamesTheRows(err)) job.rowFailures++;
-    if (this.opts.setAsideDir === undefined || job.rowFailures < (this.opts.flushMaxAttempts ?? 3)) return true;
-    void this.setAside(job, this.opts.setAsideDir, err);
+    if (!last) return true;
+    void this.setAside(job, dir, err);
     return false;
   }
 
   /**
    * Writes a job's rows to a set-aside file and lets go of them: out of the snapshot (no longer
-   * queryable), out of memory, their WAL entries released (a restart does not replay them; in a
-   * cluster a manifest change without files records that). When that fails, the job is retried.
+   * queryable), out of memory, their WAL entries released (a restart does not replay them). A cluster's
+   * shared WAL counts an entry done only once a registered file covers it: a new primary replays such
+   * rows once more (and sets them aside again). When writing the file fails, the job is retried.
    */
   private async setAside(job: FlushJob, dir: string, err: unknown): Promise<void> {
     const where = { database: job.database, measurement: job.measurement, rows: job.rows, attempts: job.attempts, reason: messageOf(err) };
     let path: string;
     try {
       path = await writeSetAside(dir, job, messageOf(err));
-      if (job.tickets.length > 0) await this.deps.manifest.commit([], [], job.tickets);
     } catch (e) {
       this.deps.logger.error('cannot set aside the rows of a failing flush; rows kept, will retry', { ...where, error: messageOf(e) });
       setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
@@ -369,12 +371,12 @@ export class BufferSet {
     this.deps.logger.error('set aside the rows of a flush that kept failing; they are no longer queryable and wait in the file for an operator', { ...where, file: path });
   }
 
-  private failed(job: FlushJob, err: unknown): void {
+  private failed(job: FlushJob, err: unknown, what = 'cannot flush buffer; rows kept, will retry'): void {
     this.counters.failures++;
     this.counters.failing = true;
     this.counters.lastError = messageOf(err);
     this.deps.metrics.bufferFlushFailures.inc();
-    this.deps.logger.error('cannot flush buffer; rows kept, will retry', {
+    this.deps.logger.error(what, {
       database: job.database,
       measurement: job.measurement,
       rows: job.rows,
