@@ -214,9 +214,11 @@ export class BufferSet {
   /** Current counters for the stats endpoints. */
   stats(): BufferStats {
     let buffered = 0;
-    for (const b of this.active.values()) buffered += b.rows;
     let bufferedBytes = 0;
-    for (const b of this.active.values()) bufferedBytes += b.bytes;
+    for (const b of this.active.values()) {
+      buffered += b.rows;
+      bufferedBytes += b.bytes;
+    }
     let jobs = 0;
     let inflightRows = 0;
     for (const list of this.inflight.values()) for (const j of list) (jobs++, (inflightRows += j.rows));
