@@ -6,10 +6,11 @@
  * leave memory for a line-protocol file an operator can read and send again (see README, "Set-aside
  * rows"), instead of being retried until the process dies.
  */
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeLineProtocol } from '../ingest/index.ts';
 import { messageOf } from '../lib/errors.ts';
+import { syncFile } from '../lib/page-cache.ts';
 import type { FlushJob } from './flush-job.ts';
 
 /**
@@ -24,31 +25,50 @@ export function blamesTheRows(err: unknown): boolean {
   return !(typeof code === 'string' && ENVIRONMENT_ERRORS.test(code)) && !ENVIRONMENT_ERRORS.test(messageOf(err));
 }
 
-/** Rows per piece of text written: a huge job is encoded a piece at a time, not as one string. */
-const ROWS_PER_PIECE = 4096;
+/**
+ * About how much text is encoded before it is written: a job is written a piece at a time, never as one
+ * string, and rows made fat by huge values go a few (or one) at a time, so setting them aside takes
+ * little more memory than they hold already.
+ */
+const PIECE_BYTES = 1 << 20;
+const MAX_ROWS_PER_PIECE = 4096;
 
 /**
- * Writes `job`'s rows as line protocol to `<dir>/<db>/<measurement>/<UTC time>-<seq>.lp` (a `.part`
- * file, synced, then renamed, so a file under its final name is whole). Returns the path.
+ * Writes `job`'s rows as line protocol to `<dir>/<db>/<measurement>/<UTC time>-<seq>.lp`: a `.part`
+ * file, synced, renamed, and the folder synced, so a file under its final name is whole and stays
+ * (the rows' WAL entries are released next). On failure nothing is left behind. Returns the path.
  */
 export async function writeSetAside(dir: string, job: FlushJob, reason: string): Promise<string> {
   const folder = join(dir, job.database, job.measurement);
   await mkdir(folder, { recursive: true });
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
   const path = join(folder, `${stamp}-${job.seq}.lp`);
-  const file = await open(`${path}.part`, 'w');
+  const part = `${path}.part`;
   try {
-    const oneLine = reason.replace(/\s+/g, ' ');
+    await writeRows(part, job, reason);
+    await rename(part, path);
+    await syncFile(folder);
+  } catch (err) {
+    await rm(part, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  return path;
+}
+
+/** The header comments and every row, synced. */
+async function writeRows(path: string, job: FlushJob, reason: string): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    const why = reason.replace(/\s+/g, ' ').slice(0, 500);
     await file.write(
-      `# svc set these ${job.rows} rows of ${job.database}.${job.measurement} aside at ${new Date().toISOString()}: their flush failed ${job.attempts} times (${oneLine})\n` +
+      `# svc set these ${job.rows} rows of ${job.database}.${job.measurement} aside at ${new Date().toISOString()}: their flush failed ${job.attempts} times (${why})\n` +
         `# Timestamps are in microseconds. Send them again with: svc write <this file> --db ${job.database} --precision us\n`,
     );
+    const rowsPerPiece = Math.max(1, Math.min(MAX_ROWS_PER_PIECE, Math.floor((PIECE_BYTES * job.rows) / Math.max(1, job.bytes))));
     for (const batch of job.batches)
-      for (let from = 0; from < batch.length; from += ROWS_PER_PIECE) await file.write(encodeLineProtocol(batch, from, Math.min(batch.length, from + ROWS_PER_PIECE)));
+      for (let from = 0; from < batch.length; from += rowsPerPiece) await file.write(encodeLineProtocol(batch, from, Math.min(batch.length, from + rowsPerPiece)));
     await file.sync();
   } finally {
     await file.close();
   }
-  await rename(`${path}.part`, path);
-  return path;
 }
