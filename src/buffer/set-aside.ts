@@ -14,15 +14,17 @@ import { syncFile } from '../lib/page-cache.ts';
 import type { FlushJob } from './flush-job.ts';
 
 /**
- * Failures of the storage or the disk under the scratch files, never of the rows: storage errors
- * carry a code (or name the provider's), a flush worker's error arrives as its message only.
+ * Failures of the storage or the disk under the scratch files, never of the rows: by error code (on the
+ * error, or in the message of a storage error or of a flush worker's, which arrives as text only).
  */
-const ENVIRONMENT_ERRORS = /ENOSPC|EDQUOT|EROFS|EIO|EMFILE|ENFILE|EACCES|EPERM|ENOENT|ECONNREFUSED|ECONNRESET|ETIMEDOUT|no space left|disk quota|read-only file system|input\/output error|too many open files|permission denied|flush worker did not start|cannot open DuckDB/i;
+const ENVIRONMENT_CODES = /\b(ENOSPC|EDQUOT|EROFS|EIO|EMFILE|ENFILE|EACCES|EPERM|ENOENT|ECONNREFUSED|ECONNRESET|ETIMEDOUT)\b/;
+const ENVIRONMENT_WORDS = /no space left|disk quota|read-only file system|input\/output error|too many open files|permission denied|flush worker did not start|cannot open DuckDB/i;
 
 /** Whether a failed attempt to turn a job's rows into Parquet says something about the rows (see the module comment). */
 export function blamesTheRows(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  return !(typeof code === 'string' && ENVIRONMENT_ERRORS.test(code)) && !ENVIRONMENT_ERRORS.test(messageOf(err));
+  const message = messageOf(err);
+  return !(typeof code === 'string' && ENVIRONMENT_CODES.test(code)) && !ENVIRONMENT_CODES.test(message) && !ENVIRONMENT_WORDS.test(message);
 }
 
 /**
