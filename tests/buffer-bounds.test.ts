@@ -62,6 +62,7 @@ describe('buffered bytes are bounded', () => {
       expect(held.buffered_records + held.in_flight_records).toBe(accepted);
       const health = (await json(s, 'GET', '/health')).body.buffer;
       expect(health).toMatchObject({ max_buffered_bytes: 65536, buffered_records: accepted });
+      expect((await json(s, 'GET', '/api/v1/write/line-protocol/health')).body).toMatchObject({ max_buffered_bytes: 65536, buffered_records: accepted });
       expect(await count(s, 'bb.m')).toBe(accepted);
 
       const flushed = flush(s);
