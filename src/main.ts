@@ -313,11 +313,16 @@ async function composeServices(
       compression: i.compression,
       admissionTimeoutMs: Math.min(10_000, config.server.write_timeout / 2),
       maxHeldRecords: i.max_buffer_size * i.shard_count,
+      maxBufferedBytes: maxBufferedBytes(config),
+      flushMaxAttempts: i.flush_max_attempts,
+      setAsideDir: i.set_aside_path,
     },
   );
   // Every acknowledged row goes to Parquet before the WAL, the engine and the catalog close.
   services.add('buffers', () => buffers.stop());
   observed.sampler.add(metrics.bufferRecords, () => buffers.bufferedRecords());
+  observed.sampler.add(metrics.bufferBytes, () => buffers.bufferedBytes());
+  metrics.bufferBytesLimit.set(maxBufferedBytes(config));
   // In a cluster only the active compactor runs the scheduled singletons (compaction, retention, CQs).
   const mayRunScheduled = () => !config.cluster.enabled || config.cluster.role === 'standalone' || (config.cluster.role === 'compactor' && (cluster?.isLeader ?? false));
   const compaction = new CompactionService({
@@ -448,6 +453,10 @@ async function composeServices(
     readiness,
     audit,
     storageHealth: () => ({ hot: opened.health.view(), ...(cold ? { cold: cold.health.view() } : {}) }),
+    bufferHealth: () => {
+      const b = buffers.stats();
+      return { buffered_bytes: b.buffered_bytes + b.in_flight_bytes, max_buffered_bytes: b.max_buffered_bytes, buffered_records: b.buffered_records + b.in_flight_records, failing: b.failing, set_aside_batches: b.set_aside_batches };
+    },
     afterMutation: replicated ? () => replicated.drain() : undefined,
     cluster: cluster ? () => cluster : undefined,
     routers: [
@@ -610,6 +619,11 @@ async function watchStorage(opened: OpenedStore, config: Config, readiness: Read
 function coldProblem(cold: OpenedStore): string | null {
   const v = cold.health.view();
   return v.state === 'healthy' ? null : `cold tier ${v.location ?? v.backend} is ${v.state}: ${v.error ?? 'no answer'}`;
+}
+
+/** ingest.max_buffered_size, where empty (0) means an eighth of the machine's memory, at most 2 GiB. */
+function maxBufferedBytes(config: Config): number {
+  return config.ingest.max_buffered_size || Math.min(2 * 1024 ** 3, Math.floor(totalmem() / 8));
 }
 
 /** server.max_inflight_body_size, where empty (0) means a quarter of the machine's memory. */

@@ -5,62 +5,18 @@
  * one tick sees each row exactly once.
  */
 import { ChangeHandedOn, type FileManifestStore, type ManifestFile } from '../catalog/index.ts';
-import type { DuckDBInstance } from '../duckdb/index.ts';
-import { type ColumnBatch, columnMemory } from '../ingest/index.ts';
+import { batchBytes, type ColumnBatch, columnMemory } from '../ingest/index.ts';
 import { messageOf, unavailable } from '../lib/errors.ts';
-import type { Logger, SvcMetrics } from '../observability/index.ts';
-import type { ParquetCompression, WrittenFile } from '../parquet/index.ts';
-import type { ObjectStore } from '../storage/index.ts';
+import { failpointError } from '../lib/failpoint.ts';
+import { formatSize } from '../lib/sizes.ts';
+import type { WrittenFile } from '../parquet/index.ts';
+import type { BufferDeps, BufferOptions, BufferStats } from './buffer-options.ts';
 import { type HourFileWriter, openFileWriters } from './file-writers.ts';
-import { putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
+import { jobsDone, putJobFiles, sealJob, writeJobFiles, type FlushJob } from './flush-job.ts';
 import { FlushQueue, retryDelayMs } from './flush-queue.ts';
 import { MeasurementBuffer } from './measurement-buffer.ts';
+import { blamesTheRows, writeSetAside } from './set-aside.ts';
 import { TicketTracker } from './ticket-tracker.ts';
-
-/** The `ingest.*` settings that shape buffering, plus how long a write may wait for queue room. */
-export interface BufferOptions {
-  maxBufferSize: number;
-  maxBufferAgeMs: number;
-  flushWorkers: number;
-  flushQueueSize: number;
-  compression: ParquetCompression;
-  admissionTimeoutMs: number;
-  /** While flushes fail, rows held (buffered + in flight) past this refuse new writes with 503 (ingest.max_buffer_size x shard_count). */
-  maxHeldRecords?: number;
-  /** Flush in Bun Workers (default); false: DuckDB connections on this thread. */
-  workerThreads?: boolean;
-  /** Nice steps the flush worker threads run below the event loop (ingest.flush_worker_nice; default 0). */
-  flushWorkerNice?: number;
-  /** Flush workers fsync their files and drop them from the page cache (local storage with storage.drop_page_cache). */
-  settleFilesInWorkers?: boolean;
-}
-
-/** Collaborators, built by main.ts. `onRelease` receives WAL tickets whose rows are all in registered files. */
-export interface BufferDeps {
-  instance: DuckDBInstance;
-  store: ObjectStore;
-  manifest: FileManifestStore;
-  metrics: SvcMetrics;
-  logger: Logger;
-  onRelease?: (ticket: unknown) => void;
-}
-
-/** Counters for the stats endpoints. */
-export interface BufferStats {
-  buffered_records: number;
-  buffers: number;
-  in_flight_jobs: number;
-  in_flight_records: number;
-  queue_depth: number;
-  flushing: number;
-  flushes: number;
-  records_written: number;
-  flush_failures: number;
-  last_flush_at: string | null;
-  last_error: string | null;
-  /** The latest flush attempt failed (rows kept and retried). */
-  failing: boolean;
-}
 
 const keyOf = (database: string, measurement: string) => `${database}\n${measurement}`;
 
@@ -71,7 +27,11 @@ export class BufferSet {
   private readonly tickets: TicketTracker;
   private readonly queue: FlushQueue<HourFileWriter>;
   private readonly timer: ReturnType<typeof setInterval>;
-  private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false };
+  private counters = { flushes: 0, recordsWritten: 0, failures: 0, lastFlushAt: null as string | null, lastError: null as string | null, failing: false, setAside: 0, setAsideRows: 0 };
+  /** Estimated bytes of every buffered and in-flight row (kept as a sum, so admission costs nothing per buffer). */
+  private heldBytes = 0;
+  /** A buffer this large is flushed whatever its row count: a quarter of the bound. */
+  private readonly flushBytes: number;
 
   private constructor(
     private readonly deps: BufferDeps,
@@ -83,12 +43,13 @@ export class BufferSet {
       runners: writers,
       capacity: opts.flushQueueSize,
       run: (writer, job) => this.runJob(writer, job),
-      onFailure: (job, err) => this.failed(job, err),
+      onFailure: (job, err) => this.writeFailed(job, err),
       onDepth: (d) => deps.metrics.bufferQueueDepth.set(d),
     });
     // The age check runs a few times per max age, so a buffer is flushed at most ~25% late.
     const tick = Math.max(10, Math.min(1000, Math.floor(opts.maxBufferAgeMs / 4)));
     this.timer = setInterval(() => this.sealOlderThan(opts.maxBufferAgeMs), tick);
+    this.flushBytes = opts.maxBufferedBytes ? Math.max(1, Math.floor(opts.maxBufferedBytes / 4)) : Infinity;
   }
 
   /** Starts the flush workers (see file-writers.ts). */
@@ -100,9 +61,15 @@ export class BufferSet {
 
   /**
    * Waits until the flush queue has room for more data; 503 (AppError unavailable) when it stays full,
-   * or at once while flushes fail and the rows held have reached `maxHeldRecords` (memory stays bounded).
+   * or at once when the rows held have reached `maxBufferedBytes`, or while flushes fail and they have
+   * reached `maxHeldRecords` (memory stays bounded). A write admitted below the bound may pass it by its own size.
    */
   async waitForRoom(): Promise<void> {
+    const limit = this.opts.maxBufferedBytes;
+    if (limit && this.heldBytes >= limit) {
+      const why = this.counters.failing ? `flushes are failing (${this.counters.lastError ?? 'storage error'}) and ` : '';
+      throw unavailable(`cannot accept write: ${why}buffered and in-flight rows hold ${formatSize(this.heldBytes)}, the most kept in memory (ingest.max_buffered_size = ${formatSize(limit)}); retry later`, this.counters.failing ? 5 : 1);
+    }
     const cap = this.opts.maxHeldRecords;
     if (cap && this.counters.failing && this.bufferedRecords() >= cap)
       throw unavailable(`cannot accept write: flushes are failing (${this.counters.lastError ?? 'storage error'}) and ${this.bufferedRecords()} rows are waiting, the most kept in memory (ingest.max_buffer_size x ingest.shard_count = ${cap}); retry later`, 5);
@@ -124,16 +91,21 @@ export class BufferSet {
         buf = undefined;
       }
       if (!buf) this.active.set(key, (buf = new MeasurementBuffer(database, batch.measurement)));
-      buf.add(batch);
+      const bytes = batchBytes(batch);
+      buf.add(batch, bytes);
+      this.heldBytes += bytes;
       const memory = columnMemory.claim(batch);
       if (memory !== null) buf.memory.push(memory);
       if (ticket !== undefined && !buf.tickets.has(ticket)) {
         buf.tickets.add(ticket);
         this.tickets.hold(ticket);
       }
-      if (buf.rows >= this.opts.maxBufferSize) this.seal(key, buf);
+      if (buf.rows >= this.opts.maxBufferSize || buf.bytes >= this.flushBytes) this.seal(key, buf);
     }
     if (ticket !== undefined) this.tickets.releaseIfUnheld(ticket);
+    // At the bound, every buffer goes to the flush queue: only flushes free memory, and writes wait for them.
+    const limit = this.opts.maxBufferedBytes;
+    if (limit && this.heldBytes >= limit) for (const [key, buf] of [...this.active]) this.seal(key, buf);
   }
 
   /**
@@ -169,15 +141,7 @@ export class BufferSet {
   /** Flushes every buffer; resolves true when all of those rows are in registered files within `timeoutMs`. */
   async flushAll(timeoutMs = Infinity): Promise<boolean> {
     for (const [key, buf] of [...this.active]) this.seal(key, buf);
-    const all = Promise.all([...this.inflight.values()].flat().map((j) => j.done)).then(() => true);
-    if (!Number.isFinite(timeoutMs)) return all;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
-    try {
-      return await Promise.race([all, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return jobsDone([...this.inflight.values()].flat(), timeoutMs);
   }
 
   /**
@@ -188,7 +152,7 @@ export class BufferSet {
     const mine = (key: string) => (measurement === undefined ? key.startsWith(`${database}\n`) : key === keyOf(database, measurement));
     for (const [key, buf] of [...this.active]) if (mine(key)) this.seal(key, buf);
     const jobs = [...this.inflight].filter(([key]) => mine(key)).flatMap(([, list]) => list);
-    return settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+    return jobsDone(jobs, timeoutMs);
   }
 
   /**
@@ -203,10 +167,11 @@ export class BufferSet {
       if (buf.database !== database) continue;
       this.active.delete(key);
       rows += buf.rows;
+      this.heldBytes -= buf.bytes;
       for (const t of buf.tickets) this.tickets.drop(t);
     }
     const jobs = [...this.inflight].filter(([key]) => key.startsWith(`${database}\n`)).flatMap(([, list]) => list);
-    const landed = await settleWithin(Promise.all(jobs.map((j) => j.done)).then(() => true), timeoutMs);
+    const landed = await jobsDone(jobs, timeoutMs);
     return landed ? rows : -1;
   }
 
@@ -227,6 +192,7 @@ export class BufferSet {
         job.resolve();
       }
     this.inflight.clear();
+    this.heldBytes = 0;
     return rows;
   }
 
@@ -248,7 +214,11 @@ export class BufferSet {
   /** Current counters for the stats endpoints. */
   stats(): BufferStats {
     let buffered = 0;
-    for (const b of this.active.values()) buffered += b.rows;
+    let bufferedBytes = 0;
+    for (const b of this.active.values()) {
+      buffered += b.rows;
+      bufferedBytes += b.bytes;
+    }
     let jobs = 0;
     let inflightRows = 0;
     for (const list of this.inflight.values()) for (const j of list) (jobs++, (inflightRows += j.rows));
@@ -266,7 +236,17 @@ export class BufferSet {
       last_flush_at: c.lastFlushAt,
       last_error: c.lastError,
       failing: c.failing,
+      buffered_bytes: bufferedBytes,
+      in_flight_bytes: this.heldBytes - bufferedBytes,
+      max_buffered_bytes: this.opts.maxBufferedBytes || null,
+      set_aside_batches: c.setAside,
+      set_aside_records: c.setAsideRows,
     };
+  }
+
+  /** Estimated bytes of every buffered and in-flight row (svc_buffer_bytes). */
+  bufferedBytes(): number {
+    return this.heldBytes;
   }
 
   private sealOlderThan(ageMs: number): void {
@@ -288,6 +268,7 @@ export class BufferSet {
   /** The runner's part: the worker writes the files; landing them (fsyncs, renames) overlaps the worker's next job. */
   private async runJob(writer: HourFileWriter, job: FlushJob): Promise<void> {
     if (job.abandoned) return;
+    failpointError('flush.write', job.measurement);
     const written = await writeJobFiles(writer, this.deps.store, job, this.opts.compression);
     void this.land(job, written);
   }
@@ -324,47 +305,85 @@ export class BufferSet {
       throw err;
     }
     // Registered: from this tick on, readers find the rows in the manifest, so they leave the snapshot now.
-    const key = keyOf(job.database, job.measurement);
-    const list = this.inflight.get(key) ?? [];
-    const at = list.indexOf(job);
-    if (at >= 0) list.splice(at, 1);
-    if (list.length === 0) this.inflight.delete(key);
+    this.settle(job);
     this.counters.flushes++;
     this.counters.failing = false;
     this.counters.recordsWritten += job.rows;
     this.counters.lastFlushAt = new Date().toISOString();
     this.deps.metrics.bufferFlushes.inc();
     this.deps.metrics.bufferRecordsWritten.inc(job.rows);
-    for (const t of job.tickets) this.tickets.drop(t);
     // Out of every snapshot from this tick on. A job written more than once may have had a write still
     // reading its rows when it was retried (a lost worker): its memory is left to the garbage collector.
     if (job.attempts === 0 && !job.abandoned) columnMemory.release(job.memory);
     job.resolve();
   }
 
-  private failed(job: FlushJob, err: unknown): void {
+  /** Takes a job's rows out of the snapshot and of the bytes held, and releases its WAL tickets (its rows are in files, or set aside). */
+  private settle(job: FlushJob): void {
+    const key = keyOf(job.database, job.measurement);
+    const list = this.inflight.get(key) ?? [];
+    const at = list.indexOf(job);
+    if (at >= 0) {
+      list.splice(at, 1);
+      this.heldBytes -= job.bytes;
+    }
+    if (list.length === 0) this.inflight.delete(key);
+    for (const t of job.tickets) this.tickets.drop(t);
+  }
+
+  /**
+   * A failed attempt to write a job's files: true retries it (the queue's backoff); false when the
+   * failure blamed the rows for the `flushMaxAttempts`-th time, and the rows go to a set-aside file.
+   */
+  private writeFailed(job: FlushJob, err: unknown): boolean {
+    if (!job.abandoned && blamesTheRows(err)) job.rowFailures++;
+    const dir = this.opts.setAsideDir;
+    const last = dir !== undefined && job.rowFailures >= (this.opts.flushMaxAttempts ?? 3);
+    this.failed(job, err, last ? 'cannot flush buffer; its rows are set aside' : undefined);
+    if (job.abandoned) return false;
+    if (!last) return true;
+    void this.setAside(job, dir, err);
+    return false;
+  }
+
+  /**
+   * Writes a job's rows to a set-aside file and lets go of them: out of the snapshot (no longer
+   * queryable), out of memory, their WAL entries released (a restart does not replay them). A cluster's
+   * shared WAL counts an entry done only once a registered file covers it: a new primary replays such
+   * rows once more (and sets them aside again). When writing the file fails, the job is retried.
+   */
+  private async setAside(job: FlushJob, dir: string, err: unknown): Promise<void> {
+    const where = { database: job.database, measurement: job.measurement, rows: job.rows, attempts: job.attempts, reason: messageOf(err) };
+    let path: string;
+    try {
+      path = await writeSetAside(dir, job, messageOf(err));
+    } catch (e) {
+      this.deps.logger.error('cannot set aside the rows of a failing flush; rows kept, will retry', { ...where, error: messageOf(e) });
+      setTimeout(() => this.queue.push(job), retryDelayMs(job.attempts));
+      return;
+    }
+    if (job.abandoned) return;
+    this.settle(job);
+    this.counters.setAside++;
+    this.counters.setAsideRows += job.rows;
+    this.deps.metrics.bufferBatchesSetAside.inc();
+    this.deps.metrics.bufferRecordsSetAside.inc(job.rows);
+    // The column memory is left to the garbage collector: a worker that died on these rows may still read them.
+    job.resolve();
+    this.deps.logger.error('set aside the rows of a flush that kept failing; they are no longer queryable and wait in the file for an operator', { ...where, file: path });
+  }
+
+  private failed(job: FlushJob, err: unknown, what = 'cannot flush buffer; rows kept, will retry'): void {
     this.counters.failures++;
     this.counters.failing = true;
     this.counters.lastError = messageOf(err);
     this.deps.metrics.bufferFlushFailures.inc();
-    this.deps.logger.error('cannot flush buffer; rows kept, will retry', {
+    this.deps.logger.error(what, {
       database: job.database,
       measurement: job.measurement,
       rows: job.rows,
       attempt: job.attempts,
       error: messageOf(err),
     });
-  }
-}
-
-/** `work`'s result, or false when it takes longer than `timeoutMs` (Infinity: wait as long as it takes). */
-async function settleWithin(work: Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  if (!Number.isFinite(timeoutMs)) return work;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

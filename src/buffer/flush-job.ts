@@ -17,7 +17,11 @@ export interface FlushJob {
   /** The batches' claimed column memory (see ingest/column-memory.ts), one entry per batch. */
   memory: MemoryClaim[];
   seq: number;
+  /** Estimated bytes of the rows' columns (see ingest/column-bytes.ts), held against ingest.max_buffered_size. */
+  bytes: number;
   attempts: number;
+  /** Failed attempts that blame the rows (see set-aside.ts); at ingest.flush_max_attempts the rows are set aside. */
+  rowFailures: number;
   /** Dropped unflushed (a fenced ex-primary's rows, replayed by the new primary): no further attempt. */
   abandoned?: boolean;
   /** Resolves once the rows are in registered files. */
@@ -29,8 +33,8 @@ export interface FlushJob {
 export function sealJob(manifest: FileManifestStore, buf: MeasurementBuffer): FlushJob {
   let resolve!: () => void;
   const done = new Promise<void>((r) => (resolve = r));
-  const { database, measurement, batches, rows, memory } = buf;
-  return { database, measurement, batches, rows, tickets: [...buf.tickets], memory, seq: manifest.nextSeq(), attempts: 0, done, resolve };
+  const { database, measurement, batches, rows, memory, bytes } = buf;
+  return { database, measurement, batches, rows, tickets: [...buf.tickets], memory, seq: manifest.nextSeq(), bytes, attempts: 0, rowFailures: 0, done, resolve };
 }
 
 /** Writes a job's rows as one Parquet file per UTC hour at scratch paths (the flush worker's part). */
@@ -73,4 +77,17 @@ export async function putJobFiles(store: ObjectStore, manifest: FileManifestStor
     throw err;
   }
   return out;
+}
+
+/** True once every job's rows are in registered files (or set aside), false if that takes longer than `timeoutMs` (Infinity: as long as it takes). */
+export async function jobsDone(jobs: readonly FlushJob[], timeoutMs: number): Promise<boolean> {
+  const all = Promise.all(jobs.map((j) => j.done)).then(() => true);
+  if (!Number.isFinite(timeoutMs)) return all;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+  try {
+    return await Promise.race([all, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * The flush queue: one loop per runner (a flush worker) takes sealed jobs in order.
- * A failed job keeps its rows and returns to the queue after a backoff; nothing is ever dropped.
+ * A failed job keeps its rows and returns to the queue after a backoff, unless its owner takes it out
+ * (rows that can never be written are set aside on disk, see set-aside.ts); nothing is ever dropped.
  * Writers call `waitForRoom` before accepting data, so a full queue slows them down (then 503s them)
  * instead of growing without bound.
  */
@@ -12,7 +13,8 @@ export interface FlushQueueDeps<R> {
   runners: readonly R[];
   capacity: number;
   run(runner: R, job: FlushJob): Promise<void>;
-  onFailure(job: FlushJob, err: unknown): void;
+  /** Told of a failed run; false takes the job out of the queue (its owner set it aside), true retries it. */
+  onFailure(job: FlushJob, err: unknown): boolean;
   onDepth(depth: number): void;
 }
 
@@ -100,7 +102,7 @@ export class FlushQueue<R> {
 
   private retry(job: FlushJob, err: unknown): void {
     job.attempts++;
-    this.deps.onFailure(job, err);
+    if (!this.deps.onFailure(job, err)) return;
     const delay = retryDelayMs(job.attempts);
     this.retrying++;
     setTimeout(() => {

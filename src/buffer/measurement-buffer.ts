@@ -14,6 +14,8 @@ export class MeasurementBuffer {
   readonly types = new Map<string, ColumnType>();
   private readonly spellings = new Map<string, string>();
   rows = 0;
+  /** Estimated bytes of the batches (see ingest/column-bytes.ts). */
+  bytes = 0;
   /** When the first row arrived (ms, monotonic clock); drives the age flush. */
   readonly createdAt = performance.now();
 
@@ -34,10 +36,11 @@ export class MeasurementBuffer {
     return null;
   }
 
-  /** Adds a batch (the caller checked `conflict` first). */
-  add(batch: ColumnBatch): void {
+  /** Adds a batch of about `bytes` bytes (the caller checked `conflict` first). */
+  add(batch: ColumnBatch, bytes: number): void {
     this.batches.push(batch);
     this.rows += batch.length;
+    this.bytes += bytes;
     for (const [name, col] of batch.columns) {
       const have = this.types.get(name);
       this.types.set(name, have === undefined ? col.type : widen(have, col.type));

@@ -17,7 +17,7 @@ import { writeGate } from './middleware/write-gate.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { authRoutes } from './routes/auth-routes.ts';
 import { rbacRoutes } from './routes/rbac-routes.ts';
-import { healthRoutes, type StorageHealth } from './routes/health-routes.ts';
+import { type BufferHealth, healthRoutes, type StorageHealth } from './routes/health-routes.ts';
 
 /** Everything the HTTP layer needs, built by main.ts. Feature services are added here as they land. */
 export interface AppDeps {
@@ -29,6 +29,8 @@ export interface AppDeps {
   rbac: RbacService;
   readiness: Readiness;
   storageHealth: StorageHealth;
+  /** Write-buffer memory for /health: estimated bytes held and the bound (ingest.max_buffered_size). */
+  bufferHealth?: BufferHealth;
   /** The audit log when audit_log.enabled: one middleware records every audited request. */
   audit?: AuditLog | null;
   /** Extra routers mounted by features: [base path, router]. */

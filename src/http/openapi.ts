@@ -44,7 +44,7 @@ function scheduledResource(base: string, what: string, create: z.ZodType, update
 
 /** Every operation of the time-series port, keyed `METHOD path` with Hono's `:param` syntax. */
 export const OPERATIONS: Operations = {
-  'GET /health': { summary: 'Liveness: status, uptime, storage state per tier', ok: { 200: 'alive' }, public: true },
+  'GET /health': { summary: 'Liveness: status, uptime, storage state per tier, write-buffer memory', ok: { 200: 'alive' }, public: true },
   'GET /ready': { summary: 'Readiness (503 with a reason while starting, stopping or failing a check)', ok: { 200: 'ready' }, public: true },
   'GET /openapi.json': { summary: 'This document', ok: { 200: 'the OpenAPI 3.1 document' }, public: true },
 

@@ -4,6 +4,7 @@
  * lazily (a row is only touched for the columns it has), so sparse fields cost nothing per row.
  */
 import { type Column, type ColumnBatch, type ColumnType, dictionaryColumn } from './column-batch.ts';
+import { noteStringChars } from './column-bytes.ts';
 import { sharedBigInt64, sharedFloat64, sharedUint8, trimShared } from './shared-arrays.ts';
 import type { StringCodes } from './string-codes.ts';
 
@@ -44,6 +45,8 @@ export class ColumnBuilder {
   /** Set for a string column kept as dictionary codes (`setStringBytes`) instead of `strs`. */
   codes: StringCodes | null = null;
   valid: Uint8Array | null = null;
+  /** Characters stored through `setString` into `strs` (rolled-back rows included: an estimate for column-bytes.ts). */
+  private chars = 0;
 
   constructor(name: string, kind: number, tag: boolean, createdAt: number, capacity: number) {
     this.name = name;
@@ -107,6 +110,7 @@ export class ColumnBuilder {
     }
     if (row === this.strs.length) this.strs.push(v);
     else this.strs[row] = v;
+    if (v !== null) this.chars += v.length;
     this.len = row + 1;
   }
 
@@ -157,6 +161,7 @@ export class ColumnBuilder {
       default:
         if (this.codes !== null) return dictionaryColumn(this.codes.finish(length), this.tag);
         this.strs.length = length;
+        noteStringChars(this.strs, this.chars);
         return { type: 'string', values: this.strs, valid: null, tag: this.tag };
     }
   }

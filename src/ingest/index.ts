@@ -4,6 +4,7 @@ export { fromWire, toWire, type WireBatches } from './batch-wire.ts';
 export { type Compression, decompress, detectCompression, inflateStream } from './decompress.ts';
 export { zstdFramesProblem } from './zstd-frames.ts';
 export {
+  encodeLineProtocol,
   isPrecision,
   type LineError,
   type LineProtocolOptions,
@@ -22,3 +23,4 @@ export { MAX_TIME_MICROS, TIME_FORMATS, type StagedColumn, type StagedTable, typ
 export { MAX_TLE_ERRORS, parseTle, TLE_COLUMNS, tleChecksum, TleParser, type TleError, type TleResult } from './tle/index.ts';
 export { decodeRemoteWrite, decodeRemoteWriteV2, parseRemoteWrite, parseRemoteWriteV2, uncompressSnappy, type RemoteWriteResult, type RemoteWriteV2Result } from './prom/index.ts';
 export { columnMemory, type ColumnMemoryStats, type MemoryClaim } from './column-memory.ts';
+export { batchBytes } from './column-bytes.ts';

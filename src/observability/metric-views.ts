@@ -37,6 +37,10 @@ const SUBSYSTEMS: Record<string, Record<string, Named>> = {
     flushes_total: 'bufferFlushes',
     records_written_total: 'bufferRecordsWritten',
     flush_failures_total: 'bufferFlushFailures',
+    bytes_buffered: 'bufferBytes',
+    bytes_limit: 'bufferBytesLimit',
+    batches_set_aside_total: 'bufferBatchesSetAside',
+    records_set_aside_total: 'bufferRecordsSetAside',
   },
   storage: {
     writes_total: 'storageWrites',

@@ -6,8 +6,11 @@ import type { AppEnv } from '../context.ts';
 /** Storage state per tier as /health shows it. */
 export type StorageHealth = () => Record<string, { backend: string; credentials: string; state: string }>;
 
+/** Write-buffer memory as /health shows it (see BufferSet.stats). */
+export type BufferHealth = () => { buffered_bytes: number; max_buffered_bytes: number | null; buffered_records: number; failing: boolean; set_aside_batches: number };
+
 /** GET /health (always 200) and GET /ready (503 while starting, stopping, or failing a readiness check). */
-export function healthRoutes(deps: { readiness: Readiness; storageHealth: StorageHealth }) {
+export function healthRoutes(deps: { readiness: Readiness; storageHealth: StorageHealth; bufferHealth?: BufferHealth }) {
   const app = new Hono<AppEnv>();
   const uptimeSec = () => Math.floor((Date.now() - deps.readiness.startedAt) / 1000);
   app.get('/health', (c) =>
@@ -17,6 +20,7 @@ export function healthRoutes(deps: { readiness: Readiness; storageHealth: Storag
       uptime: formatUptime(Date.now() - deps.readiness.startedAt),
       uptime_sec: uptimeSec(),
       storage: deps.storageHealth(),
+      ...(deps.bufferHealth ? { buffer: deps.bufferHealth() } : {}),
     }),
   );
   app.get('/ready', (c) => {

@@ -32,7 +32,14 @@ export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs:
   );
   app.get('/api/v1/write/line-protocol/health', (c) => {
     const s = deps.buffers.stats();
-    return c.json({ status: s.failing ? 'degraded' : 'healthy', buffered_records: s.buffered_records + s.in_flight_records, queue_depth: s.queue_depth, last_error: s.last_error });
+    return c.json({
+      status: s.failing ? 'degraded' : 'healthy',
+      buffered_records: s.buffered_records + s.in_flight_records,
+      buffered_bytes: s.buffered_bytes + s.in_flight_bytes,
+      max_buffered_bytes: s.max_buffered_bytes,
+      queue_depth: s.queue_depth,
+      last_error: s.last_error,
+    });
   });
   return app;
 }

@@ -7,6 +7,7 @@ import { type Precision, PRECISIONS } from './numbers.ts';
 export type { LineError } from './line-parser.ts';
 export type { Precision } from './numbers.ts';
 export { MAX_LINE_ERRORS, PRECISIONS };
+export { encodeLineProtocol } from './line-encoder.ts';
 
 /** How timestamps are read, and the time (epoch µs) given to lines that carry none. */
 export interface LineProtocolOptions {
