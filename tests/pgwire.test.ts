@@ -136,6 +136,15 @@ describe('pgwire under RBAC', () => {
       expect(await c.query('SELECT * FROM other.mem').catch((e: { code: string }) => e.code)).toBe('42501');
       const tables = await c.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1, 2");
       expect(tables.rows).toEqual([{ table_schema: 'mydb', table_name: 'cpu' }]);
+      // Database listings name only what the token may read, like SHOW DATABASES.
+      for (const sql of [
+        'SELECT schema_name AS name FROM information_schema.schemata',
+        'SELECT nspname AS name FROM pg_catalog.pg_namespace',
+        'SELECT datname AS name FROM pg_catalog.pg_database',
+        'SELECT DISTINCT table_schema AS name FROM information_schema.columns',
+        'SHOW DATABASES',
+      ])
+        expect({ sql, rows: (await c.query(sql)).rows }).toEqual({ sql, rows: [{ name: 'mydb' }] });
     } finally {
       await c.end();
     }

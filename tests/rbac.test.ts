@@ -4,9 +4,10 @@
  * and retention policies, and backup/restore of the RBAC tables. One real server; nothing mocked.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { pack } from 'msgpackr';
+import { tableFromIPC } from 'apache-arrow';
+import { pack, unpack } from 'msgpackr';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
-import { waitFor } from './compaction-helpers.ts';
+import { flush, waitFor } from './compaction-helpers.ts';
 
 let s: TestServer;
 const T_NS = 1_700_000_000_000_000_000n;
@@ -259,6 +260,30 @@ describe('listings show only what the token may read', () => {
     expect(narrowed).not.toContain('disk');
   });
 
+  test('every catalog listing (schemata, pg_namespace, pg_database, tables, columns, ...) names only readable databases, on every format', async () => {
+    const CATALOG = [
+      'SELECT schema_name FROM information_schema.schemata',
+      'SELECT nspname FROM pg_catalog.pg_namespace',
+      'SELECT datname FROM pg_catalog.pg_database',
+      'SELECT table_schema FROM information_schema.tables',
+      'SELECT table_schema FROM information_schema.columns',
+      'SELECT schemaname FROM pg_catalog.pg_tables',
+      'SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid',
+    ];
+    const post = (route: string, sql: string, token: string | undefined) =>
+      s.fetch(route, { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT DISTINCT * FROM (${sql}) ORDER BY 1` }) });
+    const FORMATS: [string, (sql: string, token: string | undefined) => Promise<unknown[]>][] = [
+      ['json', async (sql, token) => ((await (await post('/api/v1/query', sql, token)).json()) as { data: unknown[][] }).data.map((r) => r[0])],
+      ['arrow', async (sql, token) => [...tableFromIPC(new Uint8Array(await (await post('/api/v1/query/arrow', sql, token)).arrayBuffer())).getChildAt(0)!.toArray()]],
+      ['msgpack', async (sql, token) => (unpack(new Uint8Array(await (await post('/api/v1/query/msgpack', sql, token)).arrayBuffer())) as { data: unknown[][] }).data[0]!],
+    ];
+    for (const [format, listed] of FORMATS)
+      for (const sql of CATALOG) {
+        expect(`${format} ${sql}: ${await listed(sql, narrow.secret)}`).toBe(`${format} ${sql}: db1,logs_a`);
+        expect(`${format} ${sql}: ${await listed(sql, undefined)}`).toBe(`${format} ${sql}: db1,db2,logs_a,other`);
+      }
+  });
+
   const names = (rows: unknown[][]) => rows.map((r) => r.join('.')).sort();
   test('SHOW MEASUREMENTS / SHOW TABLES / SHOW DATABASES', async () => {
     const q = async (sql: string, db?: string) => (await s.fetch('/api/v1/query', { method: 'POST', token: narrow.secret, headers: { 'content-type': 'application/json', ...(db ? { 'x-svc-database': db } : {}) }, body: JSON.stringify({ sql }) })).json() as Promise<{ data: unknown[][] }>;
@@ -383,5 +408,21 @@ describe('backup and restore', () => {
     expect((await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}/measurements`)).body.count).toBe(2);
     expect((await READ_ROUTES[0]![1](narrow.secret, 'db1', 'cpu')).status).toBe(200);
     expect((await READ_ROUTES[0]![1](narrow.secret, 'db1', 'disk')).status).toBe(403);
+  });
+});
+
+describe('compaction candidates', () => {
+  test('list only partitions of measurements the token may read', async () => {
+    for (let k = 0; k < 2; k++) {
+      for (const db of ['db1', 'db2']) expect((await s.fetch(`/write?db=${db}`, { method: 'POST', body: lp('cpu_compact', k) })).status).toBe(204);
+      await flush(s);
+    }
+    const partitions = async (token: string | undefined, query = '') =>
+      ((await json(s, 'GET', `/api/v1/compaction/candidates${query}`, undefined, token)).body as { candidates: { partition: string }[] }).candidates.map((c) => c.partition.split('/').slice(0, 2).join('.'));
+    expect(await partitions(undefined)).toEqual(expect.arrayContaining(['db1.cpu_compact', 'db2.cpu_compact']));
+    const narrowed = await partitions(narrow.secret);
+    expect(narrowed).toContain('db1.cpu_compact');
+    expect(narrowed.filter((p) => !expected('read', p.split('.')[0]!, p.split('.')[1]!))).toEqual([]);
+    expect(await partitions(narrow.secret, '?database=db2')).toEqual([]);
   });
 });

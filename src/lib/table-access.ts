@@ -42,3 +42,17 @@ export function assertReadable(access: TableAccess, database: string, measuremen
 export function isReadable(access: TableAccess, database: string, measurement: string | null): boolean {
   return access === UNRESTRICTED || (measurement === null ? access.allowsDatabase('read', database) : access.allows('read', database, measurement));
 }
+
+/**
+ * The names of `databases` that `access` may read something of: the one rule of every database
+ * listing (SHOW DATABASES, the Postgres catalog, GET /api/v1/databases), asked per database so a
+ * database the authorizer hides (a system database, one outside every role) is never named.
+ */
+export function readableDatabases(databases: Iterable<string>, access: TableAccess): string[] {
+  return [...databases].filter((d) => isReadable(access, d, null));
+}
+
+/** The entries of `list` whose measurement `access` may read (measurement listings, compaction candidates). */
+export function readableMeasurements<T extends { database: string; measurement: string }>(list: readonly T[], access: TableAccess): T[] {
+  return access === UNRESTRICTED ? [...list] : list.filter((m) => access.allows('read', m.database, m.measurement));
+}

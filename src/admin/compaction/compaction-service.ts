@@ -5,6 +5,7 @@
 import type { CatalogDb, FileManifestStore } from '../../catalog/index.ts';
 import { randomId } from '../../lib/crypto.ts';
 import { messageOf } from '../../lib/errors.ts';
+import { readableMeasurements, type TableAccess } from '../../lib/table-access.ts';
 import type { Logger, SvcMetrics } from '../../observability/index.ts';
 import type { FileReaper, ObjectStore } from '../../storage/index.ts';
 import { startSchedules, type Schedules } from './compaction-schedule.ts';
@@ -123,9 +124,10 @@ export class CompactionService {
     };
   }
 
-  /** Partitions with two or more files and whether a tier would compact them now. */
-  candidates(filter: PartitionFilter = {}): { candidates: CandidateView[]; total_candidates: number; eligible_candidates: number } {
-    const list = candidates(partitionsOf(this.deps.manifest.listAll(filter.database), filter), Date.now(), this.deps.settings);
+  /** Partitions with two or more files and whether a tier would compact them now, of the measurements `access` may read. */
+  candidates(access: TableAccess, filter: PartitionFilter = {}): { candidates: CandidateView[]; total_candidates: number; eligible_candidates: number } {
+    const readable = readableMeasurements(partitionsOf(this.deps.manifest.listAll(filter.database), filter), access);
+    const list = candidates(readable, Date.now(), this.deps.settings);
     return { candidates: list, total_candidates: list.length, eligible_candidates: list.filter((c) => c.eligible).length };
   }
 

@@ -5,14 +5,14 @@ import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 
 /**
- * /api/v1/compaction: status, stats, candidates, jobs and history for any valid token; triggers
+ * /api/v1/compaction: status, stats, candidates (of what the token may read), jobs and history for any valid token; triggers
  * (trigger, hourly, daily) need admin. A trigger starts a job in the background and answers at once.
  */
 export function compactionRoutes(compaction: CompactionService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get('/status', (c) => c.json(compaction.status()));
   app.get('/stats', (c) => c.json(compaction.stats()));
-  app.get('/candidates', (c) => c.json(compaction.candidates(readQuery(c, candidatesQuery))));
+  app.get('/candidates', (c) => c.json(compaction.candidates(c.get('access'), readQuery(c, candidatesQuery))));
   app.get('/jobs', (c) => {
     const jobs = compaction.jobs();
     return c.json({ jobs, count: jobs.length });
