@@ -96,6 +96,33 @@ describe('pgwire limits', () => {
   });
 });
 
+describe('pgwire never echoes or logs a secret', () => {
+  test('a token sent as a plain password message where SCRAM is expected, or as the user name: not in the FATAL text, stderr or /api/v1/logs', async () => {
+    const created = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-plain-password', permissions: ['read'] });
+    const secret = (created.body as { token: string }).token;
+    const raw = await RawClient.open();
+    raw.startup('plain-client', 'mydb');
+    expect((await raw.until('R')).at(-1)!.body.readInt32BE(0)).toBe(10);
+    // A client that skips SCRAM: its password message reads as the SASL mechanism field.
+    raw.send('p', cstr(secret));
+    const fatal = errorFields((await raw.until('E')).at(-1));
+    expect(await raw.closed).toBe(true);
+    expect(fatal).toMatchObject({ S: 'FATAL', C: '08P01' });
+    expect(fatal.M).toContain('SCRAM-SHA-256');
+    expect(fatal.M).not.toContain(secret);
+    // The pg client with the token in the user field and a wrong password: refused, the user name not echoed.
+    const wrongField = await new pg.Client({ host: '127.0.0.1', port, user: secret, password: 'not-the-token', database: 'mydb' }).connect().catch((e: { code: string; message: string }) => e);
+    expect(wrongField).toMatchObject({ code: '28P01' });
+    expect((wrongField as { message: string }).message).not.toContain(secret);
+    const logs = JSON.stringify((await json(server, 'GET', '/api/v1/logs?limit=1000&level=debug')).body);
+    expect(logs).toContain('pgwire connection failed');
+    expect(logs).toContain('pgwire authentication failed');
+    expect(logs).not.toContain(secret);
+    expect(server.output()).toContain('pgwire authentication failed');
+    expect(server.output()).not.toContain(secret);
+  });
+});
+
 describe('pgwire under governance and in the query registry', () => {
   test("a token's governance policy applies to its pgwire statements (SQLSTATE 53400), which the query history lists as pgwire", async () => {
     const t = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-governed', permissions: ['read'] });
@@ -397,24 +424,39 @@ const i32 = (n: number) => {
   return b;
 };
 
-/** A minimal protocol 3.0 client for an auth-less server: sends typed messages, collects replies. */
+/** A minimal protocol 3.0 client: sends typed messages, collects replies, knows when the server closed. */
 class RawClient {
   private buf = Buffer.alloc(0);
   private waiting: (() => void) | null = null;
+  /** True once the server closed the connection; false if it is still open after a generous minute. */
+  readonly closed: Promise<boolean>;
   private constructor(private readonly socket: import('node:net').Socket) {
     socket.on('data', (d: Buffer) => {
       this.buf = Buffer.concat([this.buf, d]);
       this.waiting?.();
     });
+    socket.on('error', () => {});
+    this.closed = new Promise((r) => {
+      socket.once('close', () => r(true));
+      setTimeout(() => r(false), 60_000).unref();
+    });
   }
-  static async connect(port: number): Promise<RawClient> {
-    const socket = connect(port, '127.0.0.1');
-    await new Promise((r) => socket.once('connect', r));
-    const c = new RawClient(socket);
-    const params = Buffer.concat([cstr('user'), cstr('raw'), cstr('database'), cstr('mydb'), Buffer.from([0])]);
-    socket.write(Buffer.concat([i32(8 + params.length), i32(196608), params]));
+  /** A connection that has sent nothing yet. */
+  static async open(p = port): Promise<RawClient> {
+    const socket = connect(p, '127.0.0.1');
+    await new Promise((r, j) => socket.once('connect', r).once('error', j));
+    return new RawClient(socket);
+  }
+  /** Logs in to an auth-less server. */
+  static async connect(p: number): Promise<RawClient> {
+    const c = await RawClient.open(p);
+    c.startup('raw', 'mydb');
     await c.until('Z');
     return c;
+  }
+  startup(user: string, database: string): void {
+    const params = Buffer.concat([cstr('user'), cstr(user), cstr('database'), cstr(database), Buffer.from([0])]);
+    this.socket.write(Buffer.concat([i32(8 + params.length), i32(196608), params]));
   }
   send(type: string, body: Buffer): void {
     this.socket.write(Buffer.concat([Buffer.from(type), i32(body.length + 4), body]));
@@ -441,6 +483,17 @@ class RawClient {
   close(): void {
     this.socket.end();
   }
+}
+
+/** The fields of an ErrorResponse: S (severity), C (SQLSTATE), M (message), ... */
+function errorFields(m: { body: Buffer } | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let at = 0; m && at < m.body.length && m.body[at] !== 0; ) {
+    const end = m.body.indexOf(0, at + 1);
+    out[String.fromCharCode(m.body[at]!)] = m.body.subarray(at + 1, end).toString();
+    at = end + 1;
+  }
+  return out;
 }
 
 /** Sends a Postgres CancelRequest on a new connection. */

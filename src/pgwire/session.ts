@@ -4,14 +4,15 @@
  * QueryService.execute, the entry point of the HTTP query routes, with the session's database.
  */
 import { randomInt } from 'node:crypto';
-import { looksSecret, REDACTED, type AuditLog } from '../audit/index.ts';
+import type { AuditLog } from '../audit/index.ts';
 import { mayDo, type Authorizer, type Principal, type TokenService } from '../auth/index.ts';
 import { AppError } from '../lib/errors.ts';
+import { looksSecret, REDACTED } from '../lib/scrub.ts';
 import type { Logger } from '../observability/index.ts';
 import type { BoundParam, QueryService, QuerySession, ResultColumn } from '../query/index.ts';
 import { CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, MessageWriter, PROTOCOL_3, SSL_REQUEST, type FrontendMessage } from './messages.ts';
 import { binaryParamText, binaryValue, duckTypeOfParam, OID, oidOf, textValue, typeSize } from './pg-types.ts';
-import { ScramExchange } from './scram-exchange.ts';
+import { mechanismRefusal, SCRAM, ScramExchange } from './scram-exchange.ts';
 import { localCommand, splitStatements, type LocalCommand } from './statements.ts';
 
 /** What every session shares (built once by the listener). */
@@ -209,7 +210,7 @@ export class PgSession {
     }
     this.scram = new ScramExchange(this.deps.tokens);
     this.phase = 'sasl';
-    this.out.begin('R').int32(10).cstr('SCRAM-SHA-256').int8(0).end();
+    this.out.begin('R').int32(10).cstr(SCRAM).int8(0).end();
     this.flush();
   }
 
@@ -218,7 +219,7 @@ export class PgSession {
     const r = new MessageReader(m.body);
     if (this.scram && !this.serverFirstSent) {
       const mechanism = r.cstr();
-      if (mechanism !== 'SCRAM-SHA-256') throw new Error(`unsupported SASL mechanism ${mechanism}`);
+      if (mechanism !== SCRAM) throw new Error(mechanismRefusal(mechanism));
       const len = r.int32();
       const serverFirst = this.scram.first(Buffer.from(r.bytes(len)).toString('utf8'));
       this.serverFirstSent = true;
@@ -235,7 +236,7 @@ export class PgSession {
     if (!principal) {
       this.deps.logger?.warn('pgwire authentication failed', { user: this.user, reason });
       this.audit('pgwire.login', 401, null, performance.now());
-      this.error('28P01', `password authentication failed for user "${this.user}": the password must be a valid svc token`, 'FATAL');
+      this.error('28P01', `password authentication failed for user "${this.shownUser}": the password must be a valid svc token`, 'FATAL');
       this.flush();
       return this.close();
     }
@@ -432,7 +433,7 @@ export class PgSession {
     }
   }
 
-  /** One audit event of this session; the user name is the client's own (scrubbed if it looks like a token). */
+  /** One audit event of this session; the user name is the client's own (shownUser). */
   private audit(action: string, status: number, principal: Principal | null, started: number): void {
     this.deps.audit?.record({
       service: 'pgwire',
@@ -446,8 +447,13 @@ export class PgSession {
       durationMs: performance.now() - started,
       database: this.database || null,
       action,
-      detail: { user: looksSecret(this.user) ? REDACTED : this.user },
+      detail: { user: this.shownUser },
     });
+  }
+
+  /** The client's user name as messages and events show it: replaced when it looks like a token (one sent in the wrong field). */
+  private get shownUser(): string {
+    return looksSecret(this.user) ? REDACTED : this.user;
   }
 
   private querySession(): QuerySession {
