@@ -37,8 +37,8 @@ const client = async (password = ADMIN_TOKEN, database = 'mydb', binary = false)
   return c;
 };
 
-async function psql(args: string[], password = ADMIN_TOKEN): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn([PSQL, `host=127.0.0.1 port=${port} user=dashboards dbname=mydb sslmode=disable`, '-X', '-A', '-t', ...args], {
+async function psql(args: string[], password = ADMIN_TOKEN, p = port): Promise<{ code: number; out: string; err: string }> {
+  const proc = Bun.spawn([PSQL, `host=127.0.0.1 port=${p} user=dashboards dbname=mydb sslmode=disable`, '-X', '-A', '-t', ...args], {
     env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -94,6 +94,66 @@ describe('pgwire limits', () => {
     expect(await closed).toBe(true);
     expect(server.output()).toMatch(/invalid message length 1000000 \(at most 65536 bytes before login\)/);
   });
+});
+
+describe('pgwire login timeout and connection cap', () => {
+  let limited: TestServer;
+  let limitedPort = 0;
+  beforeAll(async () => {
+    limited = await startServer({
+      env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_PGWIRE_LOGIN_TIMEOUT: '2s', SVC_PGWIRE_MAX_CONNECTIONS: '3' },
+    });
+    limitedPort = Number(/pgwire_port"?[=:](\d+)/.exec(limited.output())![1]);
+  });
+  afterAll(async () => {
+    await limited?.cleanup();
+  });
+
+  test('connections that never log in (nothing sent, or stopped during SCRAM) get FATAL 57P05 and are closed', async () => {
+    const halfway = await RawClient.open(limitedPort);
+    halfway.startup('slow', 'mydb');
+    expect((await halfway.until('R')).at(-1)!.body.readInt32BE(0)).toBe(10);
+    // Two more fill max_connections (3); the other six are over it and wait for a startup packet that never comes.
+    const silent = await Promise.all(Array.from({ length: 8 }, () => RawClient.open(limitedPort)));
+    for (const c of [...silent, halfway]) {
+      const fatal = errorFields((await c.until('E')).at(-1));
+      expect(fatal).toMatchObject({ S: 'FATAL', C: '57P05' });
+      expect(fatal.M).toContain('pgwire.login_timeout');
+      expect(await c.closed).toBe(true);
+    }
+    const m = (await json(limited, 'GET', '/api/v1/metrics')).body as Record<string, number>;
+    expect(m.svc_pgwire_login_timeouts_total).toBe(9);
+  }, 60_000);
+
+  test('past max_connections a connection gets 53300 (pg and psql) and is closed; a closed connection frees its slot', async () => {
+    const connectPg = () => new pg.Client({ host: '127.0.0.1', port: limitedPort, user: 'capped', password: ADMIN_TOKEN, database: 'mydb' });
+    const held = [connectPg(), connectPg(), connectPg()];
+    for (const c of held) await c.connect();
+    try {
+      const refused = await connectPg().connect().catch((e: { code: string; message: string }) => e);
+      expect(refused).toMatchObject({ code: '53300', message: 'sorry, too many clients already' });
+      const viaPsql = await psql(['-c', 'SELECT 1'], ADMIN_TOKEN, limitedPort);
+      expect(viaPsql.code).not.toBe(0);
+      expect(viaPsql.err).toContain('sorry, too many clients already');
+      // The held connections still work.
+      expect((await held[0]!.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await held.pop()!.end();
+      // The server sees the close a moment later: retry until the slot is free (bounded).
+      let admitted: pg.Client | null = null;
+      for (const deadline = Date.now() + 30_000; !admitted && Date.now() < deadline; ) {
+        const c = connectPg();
+        admitted = await c.connect().then(() => c, () => null);
+        if (!admitted) await Bun.sleep(50);
+      }
+      expect(admitted).not.toBeNull();
+      held.push(admitted!);
+      expect((await admitted!.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
+    } finally {
+      await Promise.all(held.map((c) => c.end()));
+    }
+    const m = (await json(limited, 'GET', '/api/v1/metrics')).body as Record<string, number>;
+    expect(m.svc_pgwire_connections_refused_total).toBeGreaterThanOrEqual(2);
+  }, 60_000);
 });
 
 describe('pgwire never echoes or logs a secret', () => {

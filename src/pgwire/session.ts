@@ -77,6 +77,8 @@ const REPORTED = ['server_version', 'server_encoding', 'client_encoding', 'DateS
 /** A connection's state machine; `send` writes bytes to the socket, `close` ends it. */
 export class PgSession {
   private phase: 'startup' | 'sasl' | 'password' | 'ready' | 'closed' = 'startup';
+  /** Over pgwire.max_connections: the startup packet gets 53300 (refuse). */
+  private refused = false;
   /** The connection switched to TLS after an SSLRequest: the token may then be sent as a cleartext password. */
   private tls = false;
   private readonly out = new MessageWriter();
@@ -114,6 +116,24 @@ export class PgSession {
   /** Authentication is over: the connection may send messages of any allowed size. */
   get loggedIn(): boolean {
     return this.phase === 'ready';
+  }
+
+  /**
+   * The listener is full: the connection's startup packet is answered with FATAL 53300 and the
+   * connection closed. Read first, as Postgres does, so the client sees the error instead of a reset;
+   * SSLRequest and CancelRequest are still served (a cancel must get through a full server).
+   */
+  refuse(): void {
+    this.refused = true;
+  }
+
+  /** pgwire.login_timeout passed: FATAL 57P05 and close unless the client logged in. True when it closed the connection. */
+  loginTimedOut(timeoutMs: number): boolean {
+    if (this.phase === 'ready' || this.phase === 'closed') return false;
+    this.error('57P05', `canceling authentication due to timeout: no login within pgwire.login_timeout (${timeoutMs / 1000}s)`, 'FATAL');
+    this.flush();
+    this.close();
+    return true;
   }
 
   /** The connection closed: cancel what runs, forget the cancel key. */
@@ -193,6 +213,11 @@ export class PgSession {
       if (target && target.secret === secret) target.cancel();
       this.close();
       return;
+    }
+    if (this.refused) {
+      this.error('53300', 'sorry, too many clients already', 'FATAL');
+      this.flush();
+      return this.close();
     }
     if (code !== PROTOCOL_3) throw new Error(`unsupported protocol version ${code >> 16}.${code & 0xffff}`);
     const params = new Map<string, string>();
