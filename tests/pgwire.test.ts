@@ -181,6 +181,26 @@ describe('pgwire never echoes or logs a secret', () => {
     expect(server.output()).toContain('pgwire authentication failed');
     expect(server.output()).not.toContain(secret);
   });
+
+  test('an error that quotes what the client sent (a SQL literal, a path segment) redacts a token in it, over pgwire and HTTP', async () => {
+    const secret = ((await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-quoted', permissions: ['read'] })).body as { token: string }).token;
+    const c = await client();
+    try {
+      const err = await c.query(`SELECT CAST('${secret}' AS INTEGER) AS n`).catch((e: { message: string }) => e);
+      expect((err as { message: string }).message).toContain('[redacted]');
+      expect((err as { message: string }).message).not.toContain(secret);
+    } finally {
+      await c.end();
+    }
+    const http = await server.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT CAST('${secret}' AS INTEGER) AS n` }) });
+    const body = await http.text();
+    expect(http.status).toBe(400);
+    expect(body).toContain('[redacted]');
+    expect(body).not.toContain(secret);
+    const notFound = await server.fetch(`/api/v1/auth/tokens/${secret}`);
+    expect(notFound.status).toBe(404);
+    expect(await notFound.text()).not.toContain(secret);
+  });
 });
 
 describe('pgwire under governance and in the query registry', () => {

@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import type { AuditLog } from '../audit/index.ts';
 import { mayDo, type Authorizer, type Principal, type TokenService } from '../auth/index.ts';
 import { AppError } from '../lib/errors.ts';
-import { looksSecret, REDACTED } from '../lib/scrub.ts';
+import { looksSecret, REDACTED, scrubText } from '../lib/scrub.ts';
 import type { Logger } from '../observability/index.ts';
 import type { BoundParam, QueryService, QuerySession, ResultColumn } from '../query/index.ts';
 import { CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, MessageWriter, PROTOCOL_3, SSL_REQUEST, type FrontendMessage } from './messages.ts';
@@ -539,8 +539,9 @@ export class PgSession {
     this.error(code, message, 'ERROR');
   }
 
+  /** One ErrorResponse; token-shaped words of the message (a quoted SQL literal, say) are redacted. */
   private error(code: string, message: string, severity: 'ERROR' | 'FATAL'): void {
-    this.out.begin('E').int8(0x53).cstr(severity).int8(0x56).cstr(severity).int8(0x43).cstr(code).int8(0x4d).cstr(message).int8(0).end();
+    this.out.begin('E').int8(0x53).cstr(severity).int8(0x56).cstr(severity).int8(0x43).cstr(code).int8(0x4d).cstr(scrubText(message)).int8(0).end();
   }
 }
 
