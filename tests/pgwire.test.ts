@@ -100,8 +100,9 @@ describe('pgwire login timeout and connection cap', () => {
   let limited: TestServer;
   let limitedPort = 0;
   beforeAll(async () => {
+    // A login timeout long enough for the cap test's own logins on a loaded machine, short enough to wait for.
     limited = await startServer({
-      env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_PGWIRE_LOGIN_TIMEOUT: '2s', SVC_PGWIRE_MAX_CONNECTIONS: '3' },
+      env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_PGWIRE_LOGIN_TIMEOUT: '5s', SVC_PGWIRE_MAX_CONNECTIONS: '3' },
     });
     limitedPort = Number(/pgwire_port"?[=:](\d+)/.exec(limited.output())![1]);
   });

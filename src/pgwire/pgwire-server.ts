@@ -62,10 +62,14 @@ export async function startPgWire(opts: PgWireOptions, deps: Omit<SessionDeps, '
         }
       : null;
     // end() alone leaves a socket half open for as long as the peer keeps its side open: destroyed once flushed.
-    const close = () => void socket.end(() => socket.destroy());
+    let ending = false;
+    const close = () => {
+      ending = true;
+      socket.end(() => socket.destroy());
+    };
     const session = new PgSession({ ...deps, cancels, clientIp: raw.remoteAddress ?? null }, (b) => void socket.write(b), close, startTls);
     if (refused) session.refuse();
-    const loginTimer = opts.loginTimeoutMs > 0 ? setTimeout(() => session.loginTimedOut(opts.loginTimeoutMs) && opts.metrics.pgwireLoginTimeouts.inc(), opts.loginTimeoutMs) : null;
+    const loginTimer = opts.loginTimeoutMs > 0 ? setTimeout(() => !ending && session.loginTimedOut(opts.loginTimeoutMs) && opts.metrics.pgwireLoginTimeouts.inc(), opts.loginTimeoutMs) : null;
     raw.on('data', onData);
     raw.on('close', () => {
       if (loginTimer) clearTimeout(loginTimer);
