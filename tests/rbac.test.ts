@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { tableFromIPC } from 'apache-arrow';
 import { pack, unpack } from 'msgpackr';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
-import { flush, waitFor } from './compaction-helpers.ts';
+import { flush, waitFor, waitForJobs } from './compaction-helpers.ts';
 
 let s: TestServer;
 const T_NS = 1_700_000_000_000_000_000n;
@@ -424,5 +424,15 @@ describe('compaction candidates', () => {
     expect(narrowed).toContain('db1.cpu_compact');
     expect(narrowed.filter((p) => !expected('read', p.split('.')[0]!, p.split('.')[1]!))).toEqual([]);
     expect(await partitions(narrow.secret, '?database=db2')).toEqual([]);
+  });
+
+  test('jobs and history list only jobs of databases the token may read', async () => {
+    for (const database of ['db1', 'db2']) expect((await json(s, 'POST', '/api/v1/compaction/trigger', { database, measurement: 'cpu_compact' })).status).toBe(200);
+    await waitForJobs(s, 2);
+    const history = async (token: string | undefined) =>
+      ((await json(s, 'GET', '/api/v1/compaction/history?limit=100', undefined, token)).body as { history: { database: string | null }[] }).history.map((j) => j.database);
+    expect(await history(undefined)).toEqual(expect.arrayContaining(['db1', 'db2']));
+    expect(await history(narrow.secret)).toEqual(['db1']);
+    expect((await json(s, 'GET', '/api/v1/compaction/jobs', undefined, narrow.secret)).body).toEqual({ jobs: [], count: 0 });
   });
 });

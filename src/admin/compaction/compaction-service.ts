@@ -12,6 +12,7 @@ import { startSchedules, type Schedules } from './compaction-schedule.ts';
 import type { CompactionSettings } from './compaction-settings.ts';
 import { CompactionStore, type JobRecord, type JobTotals } from './compaction-store.ts';
 import { crashHook } from './crash-hook.ts';
+import { jobVisible, readableErrors, readableErrorText } from './job-visibility.ts';
 import { Limiter } from './limiter.ts';
 import { withMergeEngine } from './merge-engine.ts';
 import { compactPartition, type MergeDeps, type UnflushedCheck } from './partition-compactor.ts';
@@ -131,14 +132,14 @@ export class CompactionService {
     return { candidates: list, total_candidates: list.length, eligible_candidates: list.filter((c) => c.eligible).length };
   }
 
-  /** Jobs running now. */
-  jobs(): ActiveJob[] {
-    return [...this.active.values()].map((j) => ({ ...j, errors: [...j.errors] }));
+  /** Jobs running now that `access` may see, with the errors it may read (job-visibility.ts). */
+  jobs(access: TableAccess): ActiveJob[] {
+    return [...this.active.values()].filter((j) => jobVisible(access, j)).map((j) => ({ ...j, errors: readableErrors(access, j.errors) }));
   }
 
-  /** Finished jobs, newest first. */
-  history(limit: number): JobRecord[] {
-    return this.store.history(limit);
+  /** Of the last `limit` finished jobs, newest first, those `access` may see, with the errors it may read. */
+  history(limit: number, access: TableAccess): JobRecord[] {
+    return this.store.history(limit).filter((j) => jobVisible(access, j)).map((j) => ({ ...j, error: readableErrorText(access, j.error) }));
   }
 
   /** The partitions a tier takes now. */
