@@ -53,7 +53,7 @@ const TARGETS: [string, string][] = [
 ];
 
 beforeAll(async () => {
-  s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_DELETE_ENABLED: 'true' } });
+  s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_DELETE_ENABLED: 'true', SVC_TIERING_ENABLED: 'true' } });
   for (const [db, m] of TARGETS) expect((await s.fetch(`/write?db=${db}`, { method: 'POST', body: lp(m) })).status).toBe(204);
   narrow = await token('narrow', { permissions: ['read', 'write', 'delete'] });
   plain = await token('plain');
@@ -308,6 +308,53 @@ describe('listings show only what the token may read', () => {
     expect((await json(s, 'POST', '/api/v1/databases', { name: 'newdb' }, narrow.secret)).status).toBe(403);
     const all = (await json(s, 'GET', '/api/v1/databases', undefined, plain.secret)).body.databases.map((d: { name: string }) => d.name);
     expect(all).toEqual(['db1', 'db2', 'logs_a', 'other']);
+  });
+});
+
+describe('tiering shows only what the token may read', () => {
+  const dbm = (x: { database: string; measurement: string | null }) => `${x.database}.${x.measurement ?? '*'}`;
+
+  test('files and stats', async () => {
+    await flush(s);
+    const files = async (token: string | undefined, query = '') =>
+      [...new Set(((await json(s, 'GET', `/api/v1/tiering/files?limit=10000${query}`, undefined, token)).body as { files: { database: string; measurement: string }[] }).files.map(dbm))].sort();
+    const all = await files(plain.secret);
+    expect(all).toEqual(expect.arrayContaining(['db1.cpu', 'db1.disk', 'db2.cpu', 'other.cpu']));
+    const narrowed = await files(narrow.secret);
+    expect(narrowed).toEqual(all.filter((x) => expected('read', x.split('.')[0]!, x.split('.')[1]!)));
+    expect(narrowed).toContain('db1.cpu');
+    expect(await files(narrow.secret, '&database=db2')).toEqual([]);
+    expect(await files(narrow.secret, '&database=db1&measurement=disk')).toEqual([]);
+    // The page is filled from what the token may read, not cut from the whole listing.
+    expect(((await json(s, 'GET', '/api/v1/tiering/files?limit=1&database=db1&measurement=cpu', undefined, narrow.secret)).body as { count: number }).count).toBe(1);
+
+    const stats = async (token: string | undefined) => (await json(s, 'GET', '/api/v1/tiering/stats', undefined, token)).body as { hot: { files: number }; by_database: Record<string, { hot: { files: number } }> };
+    expect(Object.keys((await stats(plain.secret)).by_database)).toEqual(expect.arrayContaining(['db1', 'db2', 'logs_a', 'other']));
+    const mine = await stats(narrow.secret);
+    expect(Object.keys(mine.by_database).sort()).toEqual(['db1', 'logs_a']);
+    const readableFiles = ((await json(s, 'GET', '/api/v1/tiering/files?limit=10000', undefined, narrow.secret)).body as { files: { database: string }[] }).files;
+    expect(mine.hot.files).toBe(readableFiles.length);
+    expect(mine.by_database.db1!.hot.files).toBe(readableFiles.filter((f) => f.database === 'db1').length);
+  });
+
+  test('policies, listed and by id', async () => {
+    const ids: Record<string, string> = {};
+    for (const [database, measurement] of [['db1', 'cpu'], ['db1', 'disk'], ['db2', null], ['db1', null]] as const) {
+      const r = await json(s, 'POST', '/api/v1/tiering/policies', { database, measurement, hot_max_age_days: 3650 });
+      expect(r.status).toBe(201);
+      ids[`${database}.${measurement ?? '*'}`] = r.body.id;
+    }
+    const listed = async (token: string) => ((await json(s, 'GET', '/api/v1/tiering/policies', undefined, token)).body as { policies: { database: string; measurement: string | null }[] }).policies.map(dbm).sort();
+    expect(await listed(plain.secret)).toEqual(['db1.*', 'db1.cpu', 'db1.disk', 'db2.*']);
+    expect(await listed(narrow.secret)).toEqual(['db1.*', 'db1.cpu']);
+    expect((await json(s, 'GET', `/api/v1/tiering/policies/${ids['db1.cpu']}`, undefined, narrow.secret)).body).toMatchObject({ database: 'db1', measurement: 'cpu' });
+    for (const hidden of ['db1.disk', 'db2.*']) {
+      const r = await json(s, 'GET', `/api/v1/tiering/policies/${ids[hidden]}`, undefined, narrow.secret);
+      expect(r.status).toBe(404);
+      expect(JSON.stringify(r.body)).not.toMatch(/disk|db2/);
+      expect((await json(s, 'GET', `/api/v1/tiering/policies/${ids[hidden]}`, undefined, plain.secret)).status).toBe(200);
+    }
+    for (const id of Object.values(ids)) expect((await json(s, 'DELETE', `/api/v1/tiering/policies/${id}`)).status).toBe(200);
   });
 });
 
