@@ -108,6 +108,11 @@ describe('admin routes', () => {
     expect((await json(s, 'GET', `/api/v1/rbac/teams/${team}/members`)).body.members).toEqual([expect.objectContaining({ token_id: narrow.id, token_name: 'narrow' })]);
     const grants = (await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}/measurements`)).body;
     expect(grants.measurements.map((g: { measurement_pattern: string }) => g.measurement_pattern)).toEqual(['cpu*', 'mem']);
+    // Grants are listed in pattern order, whatever order (or millisecond) they were created in.
+    const role = await create(`/teams/${team}/roles`, { name: 'order', database_pattern: 'nothing_here', permissions: ['read'] });
+    for (const p of ['zz*', 'aa', 'mm']) await create(`/roles/${role}/measurements`, { measurement_pattern: p, permissions: ['read'] });
+    expect((await json(s, 'GET', `/api/v1/rbac/roles/${role}/measurements`)).body.measurements.map((g: { measurement_pattern: string }) => g.measurement_pattern)).toEqual(['aa', 'mm', 'zz*']);
+    expect((await json(s, 'DELETE', `/api/v1/rbac/roles/${role}`)).status).toBe(200);
     expect((await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}`)).body).toMatchObject({ team_id: team, database_pattern: 'db1', permissions: ['read', 'write'] });
   });
 
