@@ -422,9 +422,22 @@ describe('continuous queries and retention run with their owner\'s rights of the
     expect(await names('/api/v1/continuous_queries', 'continuous_queries', narrow.secret)).toEqual(['agg']);
     expect(await names('/api/v1/retention', 'policies', narrow.secret)).toEqual([]);
     expect(await names('/api/v1/retention', 'policies', plain.secret)).toEqual(['old-disk']);
-    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, narrow.secret)).body).toMatchObject({ action: 'read', database: 'db1', measurement: 'disk' });
-    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}/executions`, undefined, narrow.secret)).status).toBe(403);
+    // One it may not see, asked by id (ids are small integers), answers as an unknown id: naming nothing.
+    const hidden = async (path: string) => {
+      const r = await json(s, 'GET', path, undefined, narrow.secret);
+      expect(`${path}: ${r.status} ${JSON.stringify(r.body)}`).not.toMatch(/disk|db2|403/);
+      expect(r.status).toBe(404);
+    };
+    await hidden(`/api/v1/retention/${rp.body.id}`);
+    await hidden(`/api/v1/retention/${rp.body.id}/executions`);
+    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, plain.secret)).status).toBe(200);
     expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}/executions`, undefined, narrow.secret)).status).toBe(200);
+    const cqDb2 = await json(s, 'POST', '/api/v1/continuous_queries', { name: 'agg-db2', database: 'db2', query: 'SELECT time, value FROM cpu WHERE time >= $start AND time < $end', destination_measurement: 'agg_db2', interval: '1h' });
+    expect(cqDb2.status).toBe(201);
+    await hidden(`/api/v1/continuous_queries/${cqDb2.body.id}`);
+    await hidden(`/api/v1/continuous_queries/${cqDb2.body.id}/executions`);
+    expect((await json(s, 'GET', `/api/v1/continuous_queries/${cqDb2.body.id}`, undefined, plain.secret)).status).toBe(200);
+    expect((await json(s, 'DELETE', `/api/v1/continuous_queries/${cqDb2.body.id}`)).status).toBe(200);
   });
 });
 
@@ -435,8 +448,12 @@ describe('MQTT subscriptions', () => {
     const list = async (tok: string) => (await json(s, 'GET', '/api/v1/mqtt/subscriptions', undefined, tok)).body.subscriptions.map((x: { name: string }) => x.name);
     expect(await list(plain.secret)).toEqual(['db2-feed']);
     expect(await list(narrow.secret)).toEqual([]);
-    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, narrow.secret)).status).toBe(403);
-    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}/stats`, undefined, narrow.secret)).status).toBe(403);
+    for (const path of ['', '/stats']) {
+      const r = await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}${path}`, undefined, narrow.secret);
+      expect(r.status).toBe(404);
+      expect(JSON.stringify(r.body)).not.toContain('db2');
+    }
+    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, plain.secret)).status).toBe(200);
     expect(Object.keys((await json(s, 'GET', '/api/v1/mqtt/stats', undefined, narrow.secret)).body.subscriptions_stats)).toEqual([]);
     expect((await json(s, 'DELETE', `/api/v1/mqtt/subscriptions/${sub.body.id}`)).status).toBe(200);
   });

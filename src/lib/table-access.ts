@@ -31,14 +31,10 @@ export function assertAllowed(access: TableAccess, action: DataAction, database:
 }
 
 /**
- * 403 unless `access` may read `database`.`measurement`, or some measurement of `database` when
+ * True when `access` may read `database`.`measurement`, or some measurement of `database` when
  * `measurement` is null: who may see a definition (continuous query, policy, subscription) about it.
+ * One fetched by id that it may not see answers as an unknown id would: a 403 would name what it covers.
  */
-export function assertReadable(access: TableAccess, database: string, measurement: string | null): void {
-  if (!isReadable(access, database, measurement)) throw accessDenied('read', database, measurement ?? '*');
-}
-
-/** True when assertReadable would pass. */
 export function isReadable(access: TableAccess, database: string, measurement: string | null): boolean {
   return access === UNRESTRICTED || (measurement === null ? access.allowsDatabase('read', database) : access.allows('read', database, measurement));
 }
