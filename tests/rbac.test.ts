@@ -4,9 +4,12 @@
  * and retention policies, and backup/restore of the RBAC tables. One real server; nothing mocked.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { pack, unpack } from 'msgpackr';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
+import { HIDDEN_ERROR } from '../src/lib/table-access.ts';
 import { flush, waitFor, waitForJobs } from './compaction-helpers.ts';
 
 let s: TestServer;
@@ -503,5 +506,30 @@ describe('compaction candidates', () => {
     expect(await history(undefined)).toEqual(expect.arrayContaining(['db1', 'db2']));
     expect(await history(narrow.secret)).toEqual(['db1']);
     expect((await json(s, 'GET', '/api/v1/compaction/jobs', undefined, narrow.secret)).body).toEqual({ jobs: [], count: 0 });
+  });
+});
+
+describe('write stats', () => {
+  test('the last flush error (it names a file of any database) is shown whole only to admins', async () => {
+    // A file where the database folder should be makes every flush of that database fail until it is removed.
+    const blocker = join(s.dir, 'data', 'svc', 'blocked_db');
+    mkdirSync(join(s.dir, 'data', 'svc'), { recursive: true });
+    writeFileSync(blocker, 'in the way');
+    expect((await s.fetch('/write?db=blocked_db', { method: 'POST', body: lp('secret_m') })).status).toBe(204);
+    const flushing = s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+    try {
+      const lpStats = async (token?: string) => (await json(s, 'GET', '/api/v1/write/line-protocol/stats', undefined, token)).body.buffer;
+      await waitFor(async () => (await lpStats()).flush_failures > 0, 30_000, 'a failed flush');
+      expect((await lpStats()).last_error).toContain('blocked_db/secret_m/');
+      const seen = [
+        (await lpStats(narrow.secret)).last_error,
+        (await json(s, 'GET', '/api/v1/write/line-protocol/health', undefined, narrow.secret)).body.last_error,
+        (await json(s, 'GET', '/api/v1/write/msgpack/stats', undefined, narrow.secret)).body.buffer.last_error,
+      ];
+      expect(seen).toEqual([HIDDEN_ERROR, HIDDEN_ERROR, HIDDEN_ERROR]);
+    } finally {
+      unlinkSync(blocker);
+    }
+    expect((await flushing).status).toBe(200);
   });
 });

@@ -48,6 +48,17 @@ export function readableDatabases(databases: Iterable<string>, access: TableAcce
   return [...databases].filter((d) => isReadable(access, d, null));
 }
 
+/** What a restricted caller sees in place of an error text that may name data of any database. */
+export const HIDDEN_ERROR = 'an error naming data this token may not read (an admin token sees it)';
+
+/**
+ * An error text that may name any data (the file a flush or a move failed on): whole to unrestricted
+ * access, else HIDDEN_ERROR, since its names cannot be told apart from the rest of the text.
+ */
+export function errorFor(access: TableAccess, error: string | null): string | null {
+  return error === null || access === UNRESTRICTED ? error : HIDDEN_ERROR;
+}
+
 /** The entries of `list` whose measurement `access` may read (measurement listings, compaction candidates). */
 export function readableMeasurements<T extends { database: string; measurement: string }>(list: readonly T[], access: TableAccess): T[] {
   return access === UNRESTRICTED ? [...list] : list.filter((m) => access.allows('read', m.database, m.measurement));

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
-import { UNRESTRICTED, type TableAccess } from '../lib/table-access.ts';
+import { HIDDEN_ERROR, UNRESTRICTED, type TableAccess } from '../lib/table-access.ts';
 import type { TieringJob } from './tiering-store.ts';
-import { HIDDEN_ERROR, jobView, moveError, readableJobError, readableTotals } from './tiering-visibility.ts';
+import { jobView, moveError, readableJobError, readableTotals } from './tiering-visibility.ts';
 
 /** Reads db1.cpu only. */
 const cpuOnly: TableAccess = { allows: (_a, d, m) => d === 'db1' && m === 'cpu', allowsDatabase: (_a, d) => d === 'db1' };

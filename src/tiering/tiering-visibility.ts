@@ -3,7 +3,7 @@
  * totals and policies of what it may read, by the one rule of lib/table-access.ts. A job's error
  * names a data file when a move failed (moveError); it is shown only to a caller that may read it.
  */
-import { isReadable, UNRESTRICTED, type TableAccess } from '../lib/table-access.ts';
+import { errorFor, isReadable, type TableAccess } from '../lib/table-access.ts';
 import type { TieringJob, TierRow, TierTotals } from './tiering-store.ts';
 
 /** The error a run records for a file it could not move; readableJobError reads the file's path back. */
@@ -13,14 +13,10 @@ export function moveError(path: string, cause: string): string {
 
 const MOVE_ERROR = /^cannot move ([^/\s]+)\/([^/\s]+)\//;
 
-/** What a caller that may not read an error's data sees in its place. */
-export const HIDDEN_ERROR = 'the run failed; its error names data this token may not read (an admin token sees it)';
-
-/** `error` when `access` may read what it names (a move error of a readable file), else HIDDEN_ERROR. */
+/** `error` when `access` may read what it names (a move error of a readable file), else as lib's errorFor. */
 export function readableJobError(access: TableAccess, error: string | null): string | null {
-  if (error === null || access === UNRESTRICTED) return error;
-  const named = MOVE_ERROR.exec(error);
-  return named && access.allows('read', named[1]!, named[2]!) ? error : HIDDEN_ERROR;
+  const named = error === null ? null : MOVE_ERROR.exec(error);
+  return named && isReadable(access, named[1]!, named[2]!) ? error : errorFor(access, error);
 }
 
 /** `job` with its error cut to what `access` may read. */
