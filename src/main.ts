@@ -551,6 +551,9 @@ async function composeServices(
       {
         host: config.pgwire.host,
         port: config.pgwire.port,
+        loginTimeoutMs: config.pgwire.login_timeout,
+        maxConnections: config.pgwire.max_connections,
+        metrics,
         tls: config.server.tls_enabled ? { certFile: config.server.tls_cert_file, keyFile: config.server.tls_key_file } : undefined,
       },
       { tokens, authorizer, queries, audit, authEnabled: config.auth.enabled, logger: logger.child({ component: 'pgwire' }), serverVersion: config.pgwire.server_version, svcVersion: VERSION },

@@ -37,8 +37,8 @@ const client = async (password = ADMIN_TOKEN, database = 'mydb', binary = false)
   return c;
 };
 
-async function psql(args: string[], password = ADMIN_TOKEN): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn([PSQL, `host=127.0.0.1 port=${port} user=dashboards dbname=mydb sslmode=disable`, '-X', '-A', '-t', ...args], {
+async function psql(args: string[], password = ADMIN_TOKEN, p = port): Promise<{ code: number; out: string; err: string }> {
+  const proc = Bun.spawn([PSQL, `host=127.0.0.1 port=${p} user=dashboards dbname=mydb sslmode=disable`, '-X', '-A', '-t', ...args], {
     env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -96,6 +96,114 @@ describe('pgwire limits', () => {
   });
 });
 
+describe('pgwire login timeout and connection cap', () => {
+  let limited: TestServer;
+  let limitedPort = 0;
+  beforeAll(async () => {
+    // A login timeout long enough for the cap test's own logins on a loaded machine, short enough to wait for.
+    limited = await startServer({
+      env: { SVC_PGWIRE_ENABLED: 'true', SVC_PGWIRE_PORT: '0', SVC_PGWIRE_HOST: '127.0.0.1', SVC_MEMORY_ENABLED: 'false', SVC_PGWIRE_LOGIN_TIMEOUT: '5s', SVC_PGWIRE_MAX_CONNECTIONS: '3' },
+    });
+    limitedPort = Number(/pgwire_port"?[=:](\d+)/.exec(limited.output())![1]);
+  });
+  afterAll(async () => {
+    await limited?.cleanup();
+  });
+
+  test('connections that never log in (nothing sent, or stopped during SCRAM) get FATAL 57P05 and are closed', async () => {
+    const halfway = await RawClient.open(limitedPort);
+    halfway.startup('slow', 'mydb');
+    expect((await halfway.until('R')).at(-1)!.body.readInt32BE(0)).toBe(10);
+    // Two more fill max_connections (3); the other six are over it and wait for a startup packet that never comes.
+    const silent = await Promise.all(Array.from({ length: 8 }, () => RawClient.open(limitedPort)));
+    for (const c of [...silent, halfway]) {
+      const fatal = errorFields((await c.until('E')).at(-1));
+      expect(fatal).toMatchObject({ S: 'FATAL', C: '57P05' });
+      expect(fatal.M).toContain('pgwire.login_timeout');
+      expect(await c.closed).toBe(true);
+    }
+    const m = (await json(limited, 'GET', '/api/v1/metrics')).body as Record<string, number>;
+    expect(m.svc_pgwire_login_timeouts_total).toBe(9);
+  }, 60_000);
+
+  test('past max_connections a connection gets 53300 (pg and psql) and is closed; a closed connection frees its slot', async () => {
+    const connectPg = () => new pg.Client({ host: '127.0.0.1', port: limitedPort, user: 'capped', password: ADMIN_TOKEN, database: 'mydb' });
+    const held = [connectPg(), connectPg(), connectPg()];
+    for (const c of held) await c.connect();
+    try {
+      const refused = await connectPg().connect().catch((e: { code: string; message: string }) => e);
+      expect(refused).toMatchObject({ code: '53300', message: 'sorry, too many clients already' });
+      const viaPsql = await psql(['-c', 'SELECT 1'], ADMIN_TOKEN, limitedPort);
+      expect(viaPsql.code).not.toBe(0);
+      expect(viaPsql.err).toContain('sorry, too many clients already');
+      // The held connections still work.
+      expect((await held[0]!.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await held.pop()!.end();
+      // The server sees the close a moment later: retry until the slot is free (bounded).
+      let admitted: pg.Client | null = null;
+      for (const deadline = Date.now() + 30_000; !admitted && Date.now() < deadline; ) {
+        const c = connectPg();
+        admitted = await c.connect().then(() => c, () => null);
+        if (!admitted) await Bun.sleep(50);
+      }
+      expect(admitted).not.toBeNull();
+      held.push(admitted!);
+      expect((await admitted!.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
+    } finally {
+      await Promise.all(held.map((c) => c.end()));
+    }
+    const m = (await json(limited, 'GET', '/api/v1/metrics')).body as Record<string, number>;
+    expect(m.svc_pgwire_connections_refused_total).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
+
+describe('pgwire never echoes or logs a secret', () => {
+  test('a token sent as a plain password message where SCRAM is expected, or as the user name: not in the FATAL text, stderr or /api/v1/logs', async () => {
+    const created = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-plain-password', permissions: ['read'] });
+    const secret = (created.body as { token: string }).token;
+    const raw = await RawClient.open();
+    raw.startup('plain-client', 'mydb');
+    expect((await raw.until('R')).at(-1)!.body.readInt32BE(0)).toBe(10);
+    // A client that skips SCRAM: its password message reads as the SASL mechanism field.
+    raw.send('p', cstr(secret));
+    const fatal = errorFields((await raw.until('E')).at(-1));
+    expect(await raw.closed).toBe(true);
+    expect(fatal).toMatchObject({ S: 'FATAL', C: '08P01' });
+    expect(fatal.M).toContain('SCRAM-SHA-256');
+    expect(fatal.M).not.toContain(secret);
+    // The pg client with the token in the user field and a wrong password: refused, the user name not echoed.
+    const wrongField = await new pg.Client({ host: '127.0.0.1', port, user: secret, password: 'not-the-token', database: 'mydb' }).connect().catch((e: { code: string; message: string }) => e);
+    expect(wrongField).toMatchObject({ code: '28P01' });
+    expect((wrongField as { message: string }).message).not.toContain(secret);
+    const logs = JSON.stringify((await json(server, 'GET', '/api/v1/logs?limit=1000&level=debug')).body);
+    expect(logs).toContain('pgwire connection failed');
+    expect(logs).toContain('pgwire authentication failed');
+    expect(logs).not.toContain(secret);
+    expect(server.output()).toContain('pgwire authentication failed');
+    expect(server.output()).not.toContain(secret);
+  });
+
+  test('an error that quotes what the client sent (a SQL literal, a path segment) redacts a token in it, over pgwire and HTTP', async () => {
+    const secret = ((await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-quoted', permissions: ['read'] })).body as { token: string }).token;
+    const c = await client();
+    try {
+      const err = await c.query(`SELECT CAST('${secret}' AS INTEGER) AS n`).catch((e: { message: string }) => e);
+      expect((err as { message: string }).message).toContain('[redacted]');
+      expect((err as { message: string }).message).not.toContain(secret);
+    } finally {
+      await c.end();
+    }
+    const http = await server.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT CAST('${secret}' AS INTEGER) AS n` }) });
+    const body = await http.text();
+    expect(http.status).toBe(400);
+    expect(body).toContain('[redacted]');
+    expect(body).not.toContain(secret);
+    const notFound = await server.fetch(`/api/v1/auth/tokens/${secret}`);
+    expect(notFound.status).toBe(404);
+    expect(await notFound.text()).not.toContain(secret);
+  });
+});
+
 describe('pgwire under governance and in the query registry', () => {
   test("a token's governance policy applies to its pgwire statements (SQLSTATE 53400), which the query history lists as pgwire", async () => {
     const t = await json(server, 'POST', '/api/v1/auth/tokens', { name: 'pg-governed', permissions: ['read'] });
@@ -136,6 +244,15 @@ describe('pgwire under RBAC', () => {
       expect(await c.query('SELECT * FROM other.mem').catch((e: { code: string }) => e.code)).toBe('42501');
       const tables = await c.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1, 2");
       expect(tables.rows).toEqual([{ table_schema: 'mydb', table_name: 'cpu' }]);
+      // Database listings name only what the token may read, like SHOW DATABASES.
+      for (const sql of [
+        'SELECT schema_name AS name FROM information_schema.schemata',
+        'SELECT nspname AS name FROM pg_catalog.pg_namespace',
+        'SELECT datname AS name FROM pg_catalog.pg_database',
+        'SELECT DISTINCT table_schema AS name FROM information_schema.columns',
+        'SHOW DATABASES',
+      ])
+        expect({ sql, rows: (await c.query(sql)).rows }).toEqual({ sql, rows: [{ name: 'mydb' }] });
     } finally {
       await c.end();
     }
@@ -388,24 +505,39 @@ const i32 = (n: number) => {
   return b;
 };
 
-/** A minimal protocol 3.0 client for an auth-less server: sends typed messages, collects replies. */
+/** A minimal protocol 3.0 client: sends typed messages, collects replies, knows when the server closed. */
 class RawClient {
   private buf = Buffer.alloc(0);
   private waiting: (() => void) | null = null;
+  /** True once the server closed the connection; false if it is still open after a generous minute. */
+  readonly closed: Promise<boolean>;
   private constructor(private readonly socket: import('node:net').Socket) {
     socket.on('data', (d: Buffer) => {
       this.buf = Buffer.concat([this.buf, d]);
       this.waiting?.();
     });
+    socket.on('error', () => {});
+    this.closed = new Promise((r) => {
+      socket.once('close', () => r(true));
+      setTimeout(() => r(false), 60_000).unref();
+    });
   }
-  static async connect(port: number): Promise<RawClient> {
-    const socket = connect(port, '127.0.0.1');
-    await new Promise((r) => socket.once('connect', r));
-    const c = new RawClient(socket);
-    const params = Buffer.concat([cstr('user'), cstr('raw'), cstr('database'), cstr('mydb'), Buffer.from([0])]);
-    socket.write(Buffer.concat([i32(8 + params.length), i32(196608), params]));
+  /** A connection that has sent nothing yet. */
+  static async open(p = port): Promise<RawClient> {
+    const socket = connect(p, '127.0.0.1');
+    await new Promise((r, j) => socket.once('connect', r).once('error', j));
+    return new RawClient(socket);
+  }
+  /** Logs in to an auth-less server. */
+  static async connect(p: number): Promise<RawClient> {
+    const c = await RawClient.open(p);
+    c.startup('raw', 'mydb');
     await c.until('Z');
     return c;
+  }
+  startup(user: string, database: string): void {
+    const params = Buffer.concat([cstr('user'), cstr(user), cstr('database'), cstr(database), Buffer.from([0])]);
+    this.socket.write(Buffer.concat([i32(8 + params.length), i32(196608), params]));
   }
   send(type: string, body: Buffer): void {
     this.socket.write(Buffer.concat([Buffer.from(type), i32(body.length + 4), body]));
@@ -432,6 +564,17 @@ class RawClient {
   close(): void {
     this.socket.end();
   }
+}
+
+/** The fields of an ErrorResponse: S (severity), C (SQLSTATE), M (message), ... */
+function errorFields(m: { body: Buffer } | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let at = 0; m && at < m.body.length && m.body[at] !== 0; ) {
+    const end = m.body.indexOf(0, at + 1);
+    out[String.fromCharCode(m.body[at]!)] = m.body.subarray(at + 1, end).toString();
+    at = end + 1;
+  }
+  return out;
 }
 
 /** Sends a Postgres CancelRequest on a new connection. */

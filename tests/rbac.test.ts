@@ -4,9 +4,13 @@
  * and retention policies, and backup/restore of the RBAC tables. One real server; nothing mocked.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { pack } from 'msgpackr';
+import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import { pack, unpack } from 'msgpackr';
 import { ADMIN_TOKEN, json, startServer, type TestServer } from './helpers/server.ts';
-import { waitFor } from './compaction-helpers.ts';
+import { HIDDEN_ERROR } from '../src/lib/table-access.ts';
+import { flush, waitFor, waitForJobs } from './compaction-helpers.ts';
 
 let s: TestServer;
 const T_NS = 1_700_000_000_000_000_000n;
@@ -52,7 +56,7 @@ const TARGETS: [string, string][] = [
 ];
 
 beforeAll(async () => {
-  s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_DELETE_ENABLED: 'true' } });
+  s = await startServer({ env: { SVC_MQTT_ENABLED: 'false', SVC_DELETE_ENABLED: 'true', SVC_TIERING_ENABLED: 'true' } });
   for (const [db, m] of TARGETS) expect((await s.fetch(`/write?db=${db}`, { method: 'POST', body: lp(m) })).status).toBe(204);
   narrow = await token('narrow', { permissions: ['read', 'write', 'delete'] });
   plain = await token('plain');
@@ -107,6 +111,11 @@ describe('admin routes', () => {
     expect((await json(s, 'GET', `/api/v1/rbac/teams/${team}/members`)).body.members).toEqual([expect.objectContaining({ token_id: narrow.id, token_name: 'narrow' })]);
     const grants = (await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}/measurements`)).body;
     expect(grants.measurements.map((g: { measurement_pattern: string }) => g.measurement_pattern)).toEqual(['cpu*', 'mem']);
+    // Grants are listed in pattern order, whatever order (or millisecond) they were created in.
+    const role = await create(`/teams/${team}/roles`, { name: 'order', database_pattern: 'nothing_here', permissions: ['read'] });
+    for (const p of ['zz*', 'aa', 'mm']) await create(`/roles/${role}/measurements`, { measurement_pattern: p, permissions: ['read'] });
+    expect((await json(s, 'GET', `/api/v1/rbac/roles/${role}/measurements`)).body.measurements.map((g: { measurement_pattern: string }) => g.measurement_pattern)).toEqual(['aa', 'mm', 'zz*']);
+    expect((await json(s, 'DELETE', `/api/v1/rbac/roles/${role}`)).status).toBe(200);
     expect((await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}`)).body).toMatchObject({ team_id: team, database_pattern: 'db1', permissions: ['read', 'write'] });
   });
 
@@ -259,6 +268,30 @@ describe('listings show only what the token may read', () => {
     expect(narrowed).not.toContain('disk');
   });
 
+  test('every catalog listing (schemata, pg_namespace, pg_database, tables, columns, ...) names only readable databases, on every format', async () => {
+    const CATALOG = [
+      'SELECT schema_name FROM information_schema.schemata',
+      'SELECT nspname FROM pg_catalog.pg_namespace',
+      'SELECT datname FROM pg_catalog.pg_database',
+      'SELECT table_schema FROM information_schema.tables',
+      'SELECT table_schema FROM information_schema.columns',
+      'SELECT schemaname FROM pg_catalog.pg_tables',
+      'SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid',
+    ];
+    const post = (route: string, sql: string, token: string | undefined) =>
+      s.fetch(route, { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: `SELECT DISTINCT * FROM (${sql}) ORDER BY 1` }) });
+    const FORMATS: [string, (sql: string, token: string | undefined) => Promise<unknown[]>][] = [
+      ['json', async (sql, token) => ((await (await post('/api/v1/query', sql, token)).json()) as { data: unknown[][] }).data.map((r) => r[0])],
+      ['arrow', async (sql, token) => [...tableFromIPC(new Uint8Array(await (await post('/api/v1/query/arrow', sql, token)).arrayBuffer())).getChildAt(0)!.toArray()]],
+      ['msgpack', async (sql, token) => (unpack(new Uint8Array(await (await post('/api/v1/query/msgpack', sql, token)).arrayBuffer())) as { data: unknown[][] }).data[0]!],
+    ];
+    for (const [format, listed] of FORMATS)
+      for (const sql of CATALOG) {
+        expect(`${format} ${sql}: ${await listed(sql, narrow.secret)}`).toBe(`${format} ${sql}: db1,logs_a`);
+        expect(`${format} ${sql}: ${await listed(sql, undefined)}`).toBe(`${format} ${sql}: db1,db2,logs_a,other`);
+      }
+  });
+
   const names = (rows: unknown[][]) => rows.map((r) => r.join('.')).sort();
   test('SHOW MEASUREMENTS / SHOW TABLES / SHOW DATABASES', async () => {
     const q = async (sql: string, db?: string) => (await s.fetch('/api/v1/query', { method: 'POST', token: narrow.secret, headers: { 'content-type': 'application/json', ...(db ? { 'x-svc-database': db } : {}) }, body: JSON.stringify({ sql }) })).json() as Promise<{ data: unknown[][] }>;
@@ -283,6 +316,53 @@ describe('listings show only what the token may read', () => {
     expect((await json(s, 'POST', '/api/v1/databases', { name: 'newdb' }, narrow.secret)).status).toBe(403);
     const all = (await json(s, 'GET', '/api/v1/databases', undefined, plain.secret)).body.databases.map((d: { name: string }) => d.name);
     expect(all).toEqual(['db1', 'db2', 'logs_a', 'other']);
+  });
+});
+
+describe('tiering shows only what the token may read', () => {
+  const dbm = (x: { database: string; measurement: string | null }) => `${x.database}.${x.measurement ?? '*'}`;
+
+  test('files and stats', async () => {
+    await flush(s);
+    const files = async (token: string | undefined, query = '') =>
+      [...new Set(((await json(s, 'GET', `/api/v1/tiering/files?limit=10000${query}`, undefined, token)).body as { files: { database: string; measurement: string }[] }).files.map(dbm))].sort();
+    const all = await files(plain.secret);
+    expect(all).toEqual(expect.arrayContaining(['db1.cpu', 'db1.disk', 'db2.cpu', 'other.cpu']));
+    const narrowed = await files(narrow.secret);
+    expect(narrowed).toEqual(all.filter((x) => expected('read', x.split('.')[0]!, x.split('.')[1]!)));
+    expect(narrowed).toContain('db1.cpu');
+    expect(await files(narrow.secret, '&database=db2')).toEqual([]);
+    expect(await files(narrow.secret, '&database=db1&measurement=disk')).toEqual([]);
+    // The page is filled from what the token may read, not cut from the whole listing.
+    expect(((await json(s, 'GET', '/api/v1/tiering/files?limit=1&database=db1&measurement=cpu', undefined, narrow.secret)).body as { count: number }).count).toBe(1);
+
+    const stats = async (token: string | undefined) => (await json(s, 'GET', '/api/v1/tiering/stats', undefined, token)).body as { hot: { files: number }; by_database: Record<string, { hot: { files: number } }> };
+    expect(Object.keys((await stats(plain.secret)).by_database)).toEqual(expect.arrayContaining(['db1', 'db2', 'logs_a', 'other']));
+    const mine = await stats(narrow.secret);
+    expect(Object.keys(mine.by_database).sort()).toEqual(['db1', 'logs_a']);
+    const readableFiles = ((await json(s, 'GET', '/api/v1/tiering/files?limit=10000', undefined, narrow.secret)).body as { files: { database: string }[] }).files;
+    expect(mine.hot.files).toBe(readableFiles.length);
+    expect(mine.by_database.db1!.hot.files).toBe(readableFiles.filter((f) => f.database === 'db1').length);
+  });
+
+  test('policies, listed and by id', async () => {
+    const ids: Record<string, string> = {};
+    for (const [database, measurement] of [['db1', 'cpu'], ['db1', 'disk'], ['db2', null], ['db1', null]] as const) {
+      const r = await json(s, 'POST', '/api/v1/tiering/policies', { database, measurement, hot_max_age_days: 3650 });
+      expect(r.status).toBe(201);
+      ids[`${database}.${measurement ?? '*'}`] = r.body.id;
+    }
+    const listed = async (token: string) => ((await json(s, 'GET', '/api/v1/tiering/policies', undefined, token)).body as { policies: { database: string; measurement: string | null }[] }).policies.map(dbm).sort();
+    expect(await listed(plain.secret)).toEqual(['db1.*', 'db1.cpu', 'db1.disk', 'db2.*']);
+    expect(await listed(narrow.secret)).toEqual(['db1.*', 'db1.cpu']);
+    expect((await json(s, 'GET', `/api/v1/tiering/policies/${ids['db1.cpu']}`, undefined, narrow.secret)).body).toMatchObject({ database: 'db1', measurement: 'cpu' });
+    for (const hidden of ['db1.disk', 'db2.*']) {
+      const r = await json(s, 'GET', `/api/v1/tiering/policies/${ids[hidden]}`, undefined, narrow.secret);
+      expect(r.status).toBe(404);
+      expect(JSON.stringify(r.body)).not.toMatch(/disk|db2/);
+      expect((await json(s, 'GET', `/api/v1/tiering/policies/${ids[hidden]}`, undefined, plain.secret)).status).toBe(200);
+    }
+    for (const id of Object.values(ids)) expect((await json(s, 'DELETE', `/api/v1/tiering/policies/${id}`)).status).toBe(200);
   });
 });
 
@@ -345,9 +425,22 @@ describe('continuous queries and retention run with their owner\'s rights of the
     expect(await names('/api/v1/continuous_queries', 'continuous_queries', narrow.secret)).toEqual(['agg']);
     expect(await names('/api/v1/retention', 'policies', narrow.secret)).toEqual([]);
     expect(await names('/api/v1/retention', 'policies', plain.secret)).toEqual(['old-disk']);
-    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, narrow.secret)).body).toMatchObject({ action: 'read', database: 'db1', measurement: 'disk' });
-    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}/executions`, undefined, narrow.secret)).status).toBe(403);
+    // One it may not see, asked by id (ids are small integers), answers as an unknown id: naming nothing.
+    const hidden = async (path: string) => {
+      const r = await json(s, 'GET', path, undefined, narrow.secret);
+      expect(`${path}: ${r.status} ${JSON.stringify(r.body)}`).not.toMatch(/disk|db2|403/);
+      expect(r.status).toBe(404);
+    };
+    await hidden(`/api/v1/retention/${rp.body.id}`);
+    await hidden(`/api/v1/retention/${rp.body.id}/executions`);
+    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, plain.secret)).status).toBe(200);
     expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}/executions`, undefined, narrow.secret)).status).toBe(200);
+    const cqDb2 = await json(s, 'POST', '/api/v1/continuous_queries', { name: 'agg-db2', database: 'db2', query: 'SELECT time, value FROM cpu WHERE time >= $start AND time < $end', destination_measurement: 'agg_db2', interval: '1h' });
+    expect(cqDb2.status).toBe(201);
+    await hidden(`/api/v1/continuous_queries/${cqDb2.body.id}`);
+    await hidden(`/api/v1/continuous_queries/${cqDb2.body.id}/executions`);
+    expect((await json(s, 'GET', `/api/v1/continuous_queries/${cqDb2.body.id}`, undefined, plain.secret)).status).toBe(200);
+    expect((await json(s, 'DELETE', `/api/v1/continuous_queries/${cqDb2.body.id}`)).status).toBe(200);
   });
 });
 
@@ -358,8 +451,12 @@ describe('MQTT subscriptions', () => {
     const list = async (tok: string) => (await json(s, 'GET', '/api/v1/mqtt/subscriptions', undefined, tok)).body.subscriptions.map((x: { name: string }) => x.name);
     expect(await list(plain.secret)).toEqual(['db2-feed']);
     expect(await list(narrow.secret)).toEqual([]);
-    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, narrow.secret)).status).toBe(403);
-    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}/stats`, undefined, narrow.secret)).status).toBe(403);
+    for (const path of ['', '/stats']) {
+      const r = await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}${path}`, undefined, narrow.secret);
+      expect(r.status).toBe(404);
+      expect(JSON.stringify(r.body)).not.toContain('db2');
+    }
+    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, plain.secret)).status).toBe(200);
     expect(Object.keys((await json(s, 'GET', '/api/v1/mqtt/stats', undefined, narrow.secret)).body.subscriptions_stats)).toEqual([]);
     expect((await json(s, 'DELETE', `/api/v1/mqtt/subscriptions/${sub.body.id}`)).status).toBe(200);
   });
@@ -383,5 +480,56 @@ describe('backup and restore', () => {
     expect((await json(s, 'GET', `/api/v1/rbac/roles/${roleDb1}/measurements`)).body.count).toBe(2);
     expect((await READ_ROUTES[0]![1](narrow.secret, 'db1', 'cpu')).status).toBe(200);
     expect((await READ_ROUTES[0]![1](narrow.secret, 'db1', 'disk')).status).toBe(403);
+  });
+});
+
+describe('compaction candidates', () => {
+  test('list only partitions of measurements the token may read', async () => {
+    for (let k = 0; k < 2; k++) {
+      for (const db of ['db1', 'db2']) expect((await s.fetch(`/write?db=${db}`, { method: 'POST', body: lp('cpu_compact', k) })).status).toBe(204);
+      await flush(s);
+    }
+    const partitions = async (token: string | undefined, query = '') =>
+      ((await json(s, 'GET', `/api/v1/compaction/candidates${query}`, undefined, token)).body as { candidates: { partition: string }[] }).candidates.map((c) => c.partition.split('/').slice(0, 2).join('.'));
+    expect(await partitions(undefined)).toEqual(expect.arrayContaining(['db1.cpu_compact', 'db2.cpu_compact']));
+    const narrowed = await partitions(narrow.secret);
+    expect(narrowed).toContain('db1.cpu_compact');
+    expect(narrowed.filter((p) => !expected('read', p.split('.')[0]!, p.split('.')[1]!))).toEqual([]);
+    expect(await partitions(narrow.secret, '?database=db2')).toEqual([]);
+  });
+
+  test('jobs and history list only jobs of databases the token may read', async () => {
+    for (const database of ['db1', 'db2']) expect((await json(s, 'POST', '/api/v1/compaction/trigger', { database, measurement: 'cpu_compact' })).status).toBe(200);
+    await waitForJobs(s, 2);
+    const history = async (token: string | undefined) =>
+      ((await json(s, 'GET', '/api/v1/compaction/history?limit=100', undefined, token)).body as { history: { database: string | null }[] }).history.map((j) => j.database);
+    expect(await history(undefined)).toEqual(expect.arrayContaining(['db1', 'db2']));
+    expect(await history(narrow.secret)).toEqual(['db1']);
+    expect((await json(s, 'GET', '/api/v1/compaction/jobs', undefined, narrow.secret)).body).toEqual({ jobs: [], count: 0 });
+  });
+});
+
+describe('write stats', () => {
+  test('the last flush error (it names a file of any database) is shown whole only to admins', async () => {
+    // A file where the database folder should be makes every flush of that database fail until it is removed.
+    const blocker = join(s.dir, 'data', 'svc', 'blocked_db');
+    mkdirSync(join(s.dir, 'data', 'svc'), { recursive: true });
+    writeFileSync(blocker, 'in the way');
+    expect((await s.fetch('/write?db=blocked_db', { method: 'POST', body: lp('secret_m') })).status).toBe(204);
+    const flushing = s.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+    try {
+      const lpStats = async (token?: string) => (await json(s, 'GET', '/api/v1/write/line-protocol/stats', undefined, token)).body.buffer;
+      await waitFor(async () => (await lpStats()).flush_failures > 0, 30_000, 'a failed flush');
+      expect((await lpStats()).last_error).toContain('blocked_db/secret_m/');
+      const seen = [
+        (await lpStats(narrow.secret)).last_error,
+        (await json(s, 'GET', '/api/v1/write/line-protocol/health', undefined, narrow.secret)).body.last_error,
+        (await json(s, 'GET', '/api/v1/write/msgpack/stats', undefined, narrow.secret)).body.buffer.last_error,
+      ];
+      expect(seen).toEqual([HIDDEN_ERROR, HIDDEN_ERROR, HIDDEN_ERROR]);
+    } finally {
+      unlinkSync(blocker);
+    }
+    expect((await flushing).status).toBe(200);
   });
 });

@@ -4,11 +4,11 @@
  * (svc_audit_write_errors_total), as the spec says. Retention trims old events every hour.
  */
 import { messageOf } from '../lib/errors.ts';
+import { REDACTED, looksSecret, scrubPath } from '../lib/scrub.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import { actionOf } from './actions.ts';
 import type { AuditEvent, AuditRequest } from './audit-event.ts';
 import type { AuditCounts, AuditFilter, AuditStore } from './audit-store.ts';
-import { REDACTED, looksSecret, scrubPath } from './scrub.ts';
 
 /** The spec's queue size; not configurable. */
 export const AUDIT_QUEUE_SIZE = 1000;

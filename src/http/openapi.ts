@@ -187,13 +187,13 @@ export const OPERATIONS: Operations = {
   'DELETE /api/v1/cluster/elections/:election/holder': { summary: 'Forget an election holder that lost its lease, so a standby takes over with failover_enabled = false (admin)', ok: { 200: '{message, election, holder}' } },
 
   'GET /api/v1/tiering/status': { summary: 'Tiering state: backends, running, last and next run, last result ({enabled: false} when off)', ok: { 200: 'status' } },
-  'GET /api/v1/tiering/stats': { summary: 'Files and bytes per tier and database (tiering.enabled)', ok: { 200: '{hot, cold, by_database}' }, optional: true },
-  'GET /api/v1/tiering/files': { summary: 'Data files with their tier, size, partition hour and moved_at (tiering.enabled)', query: tieringFilesQuery, ok: { 200: '{files, count}' }, optional: true },
+  'GET /api/v1/tiering/stats': { summary: 'Files and bytes per tier and database, of the measurements the token may read (tiering.enabled)', ok: { 200: '{hot, cold, by_database}' }, optional: true },
+  'GET /api/v1/tiering/files': { summary: 'Data files the token may read with their tier, size, partition hour and moved_at (tiering.enabled)', query: tieringFilesQuery, ok: { 200: '{files, count}' }, optional: true },
   'POST /api/v1/tiering/migrate': { summary: 'Move files to the cold tier now (admin; tiering.enabled); dry_run lists the plan and moves nothing', body: migrateBody, ok: { 200: 'the plan (dry run)', 202: '{job_id}' }, optional: true },
   'GET /api/v1/tiering/jobs/:id': { summary: 'One migration job (tiering.enabled)', ok: { 200: 'the job' }, optional: true },
   'POST /api/v1/tiering/policies': { summary: 'Create a tiering policy (admin; tiering.enabled)', body: tieringPolicyBody, ok: { 201: 'the policy' }, optional: true },
-  'GET /api/v1/tiering/policies': { summary: 'List tiering policies (tiering.enabled)', ok: { 200: '{policies, count}' }, optional: true },
-  'GET /api/v1/tiering/policies/:id': { summary: 'One tiering policy (tiering.enabled)', ok: { 200: 'the policy' }, optional: true },
+  'GET /api/v1/tiering/policies': { summary: 'List the tiering policies about data the token may read (tiering.enabled)', ok: { 200: '{policies, count}' }, optional: true },
+  'GET /api/v1/tiering/policies/:id': { summary: 'One tiering policy; 404 also for one about data the token may not read (tiering.enabled)', ok: { 200: 'the policy' }, optional: true },
   'PUT /api/v1/tiering/policies/:id': { summary: 'Change a tiering policy (admin; tiering.enabled)', body: tieringPolicyBody, ok: { 200: 'the policy' }, optional: true },
   'DELETE /api/v1/tiering/policies/:id': { summary: 'Delete a tiering policy (admin; tiering.enabled)', ok: { 200: 'deleted' }, optional: true },
 

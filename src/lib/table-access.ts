@@ -39,14 +39,35 @@ export function assertAllowed(access: TableAccess, action: DataAction, database:
 }
 
 /**
- * 403 unless `access` may read `database`.`measurement`, or some measurement of `database` when
+ * True when `access` may read `database`.`measurement`, or some measurement of `database` when
  * `measurement` is null: who may see a definition (continuous query, policy, subscription) about it.
+ * One fetched by id that it may not see answers as an unknown id would: a 403 would name what it covers.
  */
-export function assertReadable(access: TableAccess, database: string, measurement: string | null): void {
-  if (!isReadable(access, database, measurement)) throw accessDenied('read', database, measurement ?? '*');
-}
-
-/** True when assertReadable would pass. */
 export function isReadable(access: TableAccess, database: string, measurement: string | null): boolean {
   return access === UNRESTRICTED || (measurement === null ? access.allowsDatabase('read', database) : access.allows('read', database, measurement));
+}
+
+/**
+ * The names of `databases` that `access` may read something of: the one rule of every database
+ * listing (SHOW DATABASES, the Postgres catalog, GET /api/v1/databases), asked per database so a
+ * database the authorizer hides (a system database, one outside every role) is never named.
+ */
+export function readableDatabases(databases: Iterable<string>, access: TableAccess): string[] {
+  return [...databases].filter((d) => isReadable(access, d, null));
+}
+
+/** What a restricted caller sees in place of an error text that may name data of any database. */
+export const HIDDEN_ERROR = 'an error naming data this token may not read (an admin token sees it)';
+
+/**
+ * An error text that may name any data (the file a flush or a move failed on): whole to unrestricted
+ * access, else HIDDEN_ERROR, since its names cannot be told apart from the rest of the text.
+ */
+export function errorFor(access: TableAccess, error: string | null): string | null {
+  return error === null || access === UNRESTRICTED ? error : HIDDEN_ERROR;
+}
+
+/** The entries of `list` whose measurement `access` may read (measurement listings, compaction candidates). */
+export function readableMeasurements<T extends { database: string; measurement: string }>(list: readonly T[], access: TableAccess): T[] {
+  return access === UNRESTRICTED ? [...list] : list.filter((m) => access.allows('read', m.database, m.measurement));
 }

@@ -1,3 +1,5 @@
+import { scrubValue } from '../lib/scrub.ts';
+
 /** Log levels in increasing severity. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -13,7 +15,11 @@ export interface LogEntry {
 
 const rank = (l: LogLevel) => LOG_LEVELS.indexOf(l);
 
-/** Structured logger: writes text or JSON lines to stderr and keeps the last `bufferSize` entries in memory. */
+/**
+ * Structured logger: writes text or JSON lines to stderr and keeps the last `bufferSize` entries in memory.
+ * Every entry is scrubbed here, at the one sink both outputs share (lib/scrub.ts's rules): a token a
+ * client sent, echoed in an error message or a field, never reaches stderr or GET /api/v1/logs.
+ */
 export class Logger {
   private readonly ring: LogEntry[] = [];
   private next = 0;
@@ -62,7 +68,7 @@ export class Logger {
 
   private log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (!this.enabled(level)) return;
-    const entry: LogEntry = { time: new Date().toISOString(), level, msg, ...this.bound, ...fields };
+    const entry = scrubValue({ time: new Date().toISOString(), level, msg, ...this.bound, ...fields }) as LogEntry;
     (this.root ?? this).keep(entry);
     const line = this.opts.format === 'json' ? JSON.stringify(entry) : formatText(entry);
     (this.opts.write ?? ((l: string) => process.stderr.write(l + '\n')))(line);

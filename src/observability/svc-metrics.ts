@@ -74,6 +74,9 @@ export function createSvcMetrics(registry = new MetricsRegistry()) {
     auditEvents: c('svc_audit_events_total', 'Audit events recorded'),
     auditWriteErrors: c('svc_audit_write_errors_total', 'Audit batches that failed to write'),
     auditDropped: c('svc_audit_events_dropped_total', 'Audit events dropped on a full queue'),
+    pgwireConnections: g('svc_pgwire_connections', 'Open Postgres wire connections that count toward pgwire.max_connections (gauge)'),
+    pgwireRefused: c('svc_pgwire_connections_refused_total', 'Postgres wire connections refused at pgwire.max_connections (SQLSTATE 53300)'),
+    pgwireLoginTimeouts: c('svc_pgwire_login_timeouts_total', 'Postgres wire connections closed for not logging in within pgwire.login_timeout'),
     // Exported and always 0, as the spec says.
     dbConnectionsOpen: g('svc_db_connections_open', 'Always 0'),
     dbConnectionsInUse: g('svc_db_connections_in_use', 'Always 0'),

@@ -6,6 +6,21 @@
 import { randomBytes } from 'node:crypto';
 import type { Principal, TokenService } from '../auth/index.ts';
 
+/** The one SASL mechanism offered. */
+export const SCRAM = 'SCRAM-SHA-256';
+/** Registered SASL mechanism names a client may select: only these are named back in a refusal. */
+const KNOWN_MECHANISMS = new Set(['SCRAM-SHA-256-PLUS', 'SCRAM-SHA-1', 'SCRAM-SHA-1-PLUS', 'PLAIN', 'EXTERNAL', 'GSSAPI', 'GS2-KRB5', 'OAUTHBEARER', 'DIGEST-MD5', 'CRAM-MD5', 'ANONYMOUS']);
+
+/**
+ * The FATAL text for a SASL response that does not select SCRAM-SHA-256. What the client sent is
+ * named only when it is a known mechanism: a client that sends its password where SCRAM is expected
+ * puts the token itself in that field, and the message goes back to it and into the log.
+ */
+export function mechanismRefusal(mechanism: string): string {
+  const selected = KNOWN_MECHANISMS.has(mechanism) ? `SASL mechanism ${mechanism}` : 'a SASL response that names no known mechanism (a password sent as plain text?)';
+  return `cannot authenticate: the client sent ${selected}; svc expects ${SCRAM} over plain TCP (the password is accepted as cleartext only over TLS)`;
+}
+
 /** Outcome of the client's final message. */
 export type ScramResult = { ok: true; principal: Principal; serverFinal: string } | { ok: false; reason: string };
 

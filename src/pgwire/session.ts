@@ -4,14 +4,15 @@
  * QueryService.execute, the entry point of the HTTP query routes, with the session's database.
  */
 import { randomInt } from 'node:crypto';
-import { looksSecret, REDACTED, type AuditLog } from '../audit/index.ts';
+import type { AuditLog } from '../audit/index.ts';
 import { mayDo, type Authorizer, type Principal, type TokenService } from '../auth/index.ts';
 import { AppError } from '../lib/errors.ts';
+import { looksSecret, REDACTED, scrubText } from '../lib/scrub.ts';
 import type { Logger } from '../observability/index.ts';
 import type { BoundParam, QueryService, QuerySession, ResultColumn } from '../query/index.ts';
 import { CANCEL_REQUEST, GSSENC_REQUEST, MessageReader, MessageWriter, PROTOCOL_3, SSL_REQUEST, type FrontendMessage } from './messages.ts';
 import { binaryParamText, binaryValue, duckTypeOfParam, OID, oidOf, textValue, typeSize } from './pg-types.ts';
-import { ScramExchange } from './scram-exchange.ts';
+import { mechanismRefusal, SCRAM, ScramExchange } from './scram-exchange.ts';
 import { localCommand, splitStatements, type LocalCommand } from './statements.ts';
 
 /** What every session shares (built once by the listener). */
@@ -76,6 +77,8 @@ const REPORTED = ['server_version', 'server_encoding', 'client_encoding', 'DateS
 /** A connection's state machine; `send` writes bytes to the socket, `close` ends it. */
 export class PgSession {
   private phase: 'startup' | 'sasl' | 'password' | 'ready' | 'closed' = 'startup';
+  /** Over pgwire.max_connections: the startup packet gets 53300 (refuse). */
+  private refused = false;
   /** The connection switched to TLS after an SSLRequest: the token may then be sent as a cleartext password. */
   private tls = false;
   private readonly out = new MessageWriter();
@@ -113,6 +116,24 @@ export class PgSession {
   /** Authentication is over: the connection may send messages of any allowed size. */
   get loggedIn(): boolean {
     return this.phase === 'ready';
+  }
+
+  /**
+   * The listener is full: the connection's startup packet is answered with FATAL 53300 and the
+   * connection closed. Read first, as Postgres does, so the client sees the error instead of a reset;
+   * SSLRequest and CancelRequest are still served (a cancel must get through a full server).
+   */
+  refuse(): void {
+    this.refused = true;
+  }
+
+  /** pgwire.login_timeout passed: FATAL 57P05 and close unless the client logged in. True when it closed the connection. */
+  loginTimedOut(timeoutMs: number): boolean {
+    if (this.phase === 'ready' || this.phase === 'closed') return false;
+    this.error('57P05', `canceling authentication due to timeout: no login within pgwire.login_timeout (${timeoutMs / 1000}s)`, 'FATAL');
+    this.flush();
+    this.close();
+    return true;
   }
 
   /** The connection closed: cancel what runs, forget the cancel key. */
@@ -193,6 +214,11 @@ export class PgSession {
       this.close();
       return;
     }
+    if (this.refused) {
+      this.error('53300', 'sorry, too many clients already', 'FATAL');
+      this.flush();
+      return this.close();
+    }
     if (code !== PROTOCOL_3) throw new Error(`unsupported protocol version ${code >> 16}.${code & 0xffff}`);
     const params = new Map<string, string>();
     for (let k = r.cstr(); k !== ''; k = r.cstr()) params.set(k, r.cstr());
@@ -209,7 +235,7 @@ export class PgSession {
     }
     this.scram = new ScramExchange(this.deps.tokens);
     this.phase = 'sasl';
-    this.out.begin('R').int32(10).cstr('SCRAM-SHA-256').int8(0).end();
+    this.out.begin('R').int32(10).cstr(SCRAM).int8(0).end();
     this.flush();
   }
 
@@ -218,7 +244,7 @@ export class PgSession {
     const r = new MessageReader(m.body);
     if (this.scram && !this.serverFirstSent) {
       const mechanism = r.cstr();
-      if (mechanism !== 'SCRAM-SHA-256') throw new Error(`unsupported SASL mechanism ${mechanism}`);
+      if (mechanism !== SCRAM) throw new Error(mechanismRefusal(mechanism));
       const len = r.int32();
       const serverFirst = this.scram.first(Buffer.from(r.bytes(len)).toString('utf8'));
       this.serverFirstSent = true;
@@ -235,7 +261,7 @@ export class PgSession {
     if (!principal) {
       this.deps.logger?.warn('pgwire authentication failed', { user: this.user, reason });
       this.audit('pgwire.login', 401, null, performance.now());
-      this.error('28P01', `password authentication failed for user "${this.user}": the password must be a valid svc token`, 'FATAL');
+      this.error('28P01', `password authentication failed for user "${this.shownUser}": the password must be a valid svc token`, 'FATAL');
       this.flush();
       return this.close();
     }
@@ -432,7 +458,7 @@ export class PgSession {
     }
   }
 
-  /** One audit event of this session; the user name is the client's own (scrubbed if it looks like a token). */
+  /** One audit event of this session; the user name is the client's own (shownUser). */
   private audit(action: string, status: number, principal: Principal | null, started: number): void {
     this.deps.audit?.record({
       service: 'pgwire',
@@ -446,8 +472,13 @@ export class PgSession {
       durationMs: performance.now() - started,
       database: this.database || null,
       action,
-      detail: { user: looksSecret(this.user) ? REDACTED : this.user },
+      detail: { user: this.shownUser },
     });
+  }
+
+  /** The client's user name as messages and events show it: replaced when it looks like a token (one sent in the wrong field). */
+  private get shownUser(): string {
+    return looksSecret(this.user) ? REDACTED : this.user;
   }
 
   private querySession(): QuerySession {
@@ -508,8 +539,9 @@ export class PgSession {
     this.error(code, message, 'ERROR');
   }
 
+  /** One ErrorResponse; token-shaped words of the message (a quoted SQL literal, say) are redacted. */
   private error(code: string, message: string, severity: 'ERROR' | 'FATAL'): void {
-    this.out.begin('E').int8(0x53).cstr(severity).int8(0x56).cstr(severity).int8(0x43).cstr(code).int8(0x4d).cstr(message).int8(0).end();
+    this.out.begin('E').int8(0x53).cstr(severity).int8(0x56).cstr(severity).int8(0x43).cstr(code).int8(0x4d).cstr(scrubText(message)).int8(0).end();
   }
 }
 

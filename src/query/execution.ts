@@ -21,8 +21,7 @@ import { treeJson, type SerializedSql } from './sql/tree.ts';
 import type { TableSource } from './table-source.ts';
 import type { RenderedResult } from './encode/json-render.ts';
 import { setBounded } from '../lib/bounded-map.ts';
-import type { TableAccess } from '../lib/table-access.ts';
-import { readableMeasurements } from './show-sql.ts';
+import { readableDatabases, readableMeasurements, type TableAccess } from '../lib/table-access.ts';
 
 /** Anything that consumes result chunks (an async `add` is awaited before the next chunk). */
 export interface ChunkEncoder {
@@ -262,8 +261,8 @@ async function answerCatalogRefs(
 ): Promise<{ measurements: MeasurementRef[]; catalog: number }> {
   const isCatalog = (r: MeasurementRef) => String(r.node.schema_name ?? '') !== '' && CATALOG_SCHEMAS.has(r.database.toLowerCase());
   const catalog = refs.filter(isCatalog);
-  // The catalog lists only the measurements the caller may read.
-  const visible = { databases: () => source.databases(), measurements: (db?: string) => readableMeasurements(source.measurements(db), opts.access) };
+  // The catalog lists only the databases and measurements the caller may read (as SHOW does).
+  const visible = { databases: () => readableDatabases(source.databases(), opts.access), measurements: (db?: string) => readableMeasurements(source.measurements(db), opts.access) };
   const describe = async (database: string, measurement: string) =>
     (await executeSelect(conn, source, { sql: `SELECT * FROM ${ident(database)}.${ident(measurement)} LIMIT 0`, access: opts.access }, async () => ({ rowCount: 0 }))).columns;
   for (const r of catalog) {

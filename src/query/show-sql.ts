@@ -7,7 +7,7 @@
  * Listings hold only what `access` may read; DESCRIBE reads its table like any query (checked there).
  */
 import { invalid } from '../lib/errors.ts';
-import type { TableAccess } from '../lib/table-access.ts';
+import { readableDatabases, readableMeasurements, type TableAccess } from '../lib/table-access.ts';
 import type { ResultColumn } from './encode/result.ts';
 import { ident, literal } from './sql/rewrite.ts';
 import type { ShowCommand } from './sql/show.ts';
@@ -30,7 +30,7 @@ export async function showSql(
 ): Promise<string> {
   switch (cmd.kind) {
     case 'databases':
-      return valuesSql(['name'], source.databases().filter((d) => access.allowsDatabase('read', d)).map((d) => [d]));
+      return valuesSql(['name'], readableDatabases(source.databases(), access).map((d) => [d]));
     case 'measurements': {
       const db = cmd.database ?? defaultDatabase;
       const readable = readableMeasurements(source.measurements(db), access);
@@ -43,9 +43,4 @@ export async function showSql(
       return valuesSql(['column_name', 'column_type'], columns.map((c) => [c.name, c.type]));
     }
   }
-}
-
-/** The measurements of `list` that `access` may read (SHOW MEASUREMENTS, GET /api/v1/measurements). */
-export function readableMeasurements<T extends { database: string; measurement: string }>(list: readonly T[], access: TableAccess): T[] {
-  return list.filter((m) => access.allows('read', m.database, m.measurement));
 }

@@ -8,11 +8,13 @@ import type { DatabaseStore, FileManifestStore, ManifestFile } from '../catalog/
 import { nextFire, type Scheduler } from '../admin/index.ts';
 import type { Config } from '../config/index.ts';
 import { conflict, messageOf, notFound } from '../lib/errors.ts';
+import { isReadable, type TableAccess } from '../lib/table-access.ts';
 import type { Logger, SvcMetrics } from '../observability/index.ts';
 import type { StorageHealthView } from '../storage/index.ts';
 import type { FileMover } from './file-mover.ts';
 import type { FilesQuery, MigrateBody, PolicyBody } from './tiering-schema.ts';
 import type { FileRow, TieringJob, TieringPolicy, TieringStore, TierTotals } from './tiering-store.ts';
+import { jobView, moveError, readableTotals } from './tiering-visibility.ts';
 
 const DAY_US = 86_400_000_000;
 
@@ -86,8 +88,8 @@ export class TieringService {
       .finally(() => (this.sweeping = null));
   }
 
-  /** GET /status. */
-  status() {
+  /** GET /status; the last result's error only when `access` may read what it names. */
+  status(access: TableAccess) {
     const cold = this.deps.coldHealth();
     const last = this.deps.store.lastFinished();
     return {
@@ -100,17 +102,19 @@ export class TieringService {
       running_job: this.runningJob,
       last_run: last?.finished_at ?? null,
       next_run: nextFire(this.deps.settings.schedule)?.toISOString() ?? null,
-      last_result: last,
+      last_result: jobView(access, last),
     };
   }
 
-  policies(): TieringPolicy[] {
-    return this.deps.store.policies();
+  /** The policies about data `access` may read (a database's: some measurement of it). */
+  policies(access: TableAccess): TieringPolicy[] {
+    return this.deps.store.policies().filter((p) => isReadable(access, p.database, p.measurement));
   }
 
-  policy(id: string): TieringPolicy {
+  /** One policy; 404 when unknown, and also when `access` may not read its target, so the answer names nothing. */
+  policy(id: string, access: TableAccess): TieringPolicy {
     const p = this.deps.store.policy(id);
-    if (!p) throw notFound(`tiering policy '${id}' not found`);
+    if (!p || !isReadable(access, p.database, p.measurement)) throw notFound(`tiering policy '${id}' not found`);
     return p;
   }
 
@@ -126,7 +130,8 @@ export class TieringService {
   }
 
   updatePolicy(id: string, body: PolicyBody): TieringPolicy {
-    const old = this.policy(id);
+    const old = this.deps.store.policy(id);
+    if (!old) throw notFound(`tiering policy '${id}' not found`);
     this.requireDatabase(body.database);
     const measurement = body.measurement ?? null;
     const other = this.deps.store.policyFor(body.database, measurement);
@@ -140,25 +145,15 @@ export class TieringService {
     if (!this.deps.store.deletePolicy(id)) throw notFound(`tiering policy '${id}' not found`);
   }
 
-  /** GET /files. */
-  files(q: FilesQuery): { files: (Omit<FileRow, 'hour'> & { hour: string })[]; count: number } {
-    const files = this.deps.store.files(q).map((f) => ({ ...f, hour: hourText(f.hour) }));
+  /** GET /files: the files of measurements `access` may read. */
+  files(q: FilesQuery, access: TableAccess): { files: (Omit<FileRow, 'hour'> & { hour: string })[]; count: number } {
+    const files = this.deps.store.files(q, (f) => isReadable(access, f.database, f.measurement)).map((f) => ({ ...f, hour: hourText(f.hour) }));
     return { files, count: files.length };
   }
 
-  /** GET /stats. */
-  stats(): { hot: TierTotals; cold: TierTotals; by_database: Record<string, { hot: TierTotals; cold: TierTotals }> } {
-    const hot = { files: 0, bytes: 0 };
-    const cold = { files: 0, bytes: 0 };
-    const by: Record<string, { hot: TierTotals; cold: TierTotals }> = {};
-    for (const r of this.deps.store.totals()) {
-      const d = (by[r.database] ??= { hot: { files: 0, bytes: 0 }, cold: { files: 0, bytes: 0 } });
-      d[r.tier] = { files: r.files, bytes: r.bytes };
-      const t = r.tier === 'cold' ? cold : hot;
-      t.files += r.files;
-      t.bytes += r.bytes;
-    }
-    return { hot, cold, by_database: by };
+  /** GET /stats: totals of the measurements `access` may read. */
+  stats(access: TableAccess): { hot: TierTotals; cold: TierTotals; by_database: Record<string, { hot: TierTotals; cold: TierTotals }> } {
+    return readableTotals(this.deps.store.totals(), access);
   }
 
   /** POST /migrate: the plan on a dry run (nothing moves), else a background job. */
@@ -173,11 +168,11 @@ export class TieringService {
     return { job_id: this.launch('manual', body) };
   }
 
-  /** One job as stored, or 404. */
-  job(id: string): TieringJob {
+  /** One job as stored, or 404; its error only when `access` may read what it names. */
+  job(id: string, access: TableAccess): TieringJob {
     const j = this.deps.store.job(id);
     if (!j) throw notFound(`tiering job '${id}' not found`);
-    return j;
+    return jobView(access, j);
   }
 
   /** A scheduled run (skipped when a manual one is going). */
@@ -224,7 +219,7 @@ export class TieringService {
           } catch (err) {
             totals.failures++;
             metrics.tieringFailures.inc();
-            totals.error = `cannot move ${f.path} to the cold tier: ${messageOf(err)}`;
+            totals.error = moveError(f.path, messageOf(err));
             logger.error('cannot move a data file to the cold tier; it stays hot', { path: f.path, error: messageOf(err) });
           }
         }

@@ -104,25 +104,42 @@ export class TieringStore {
     this.db.query("UPDATE tiering_jobs SET status = 'failed', finished_at = ?, error = 'interrupted by a restart' WHERE status = 'running'").run(new Date().toISOString());
   }
 
-  /** Files and bytes per tier, in total and per database. */
-  totals(): { tier: FileTier; database: string; files: number; bytes: number }[] {
+  /** Files and bytes per tier and measurement (the service sums what a caller may read). */
+  totals(): TierRow[] {
     return this.db
-      .query<{ tier: FileTier; database: string; files: number; bytes: number }, []>(
-        'SELECT tier, database, count(*) AS files, coalesce(sum(bytes), 0) AS bytes FROM files GROUP BY tier, database ORDER BY database, tier',
-      )
+      .query<TierRow, []>('SELECT tier, database, measurement, count(*) AS files, coalesce(sum(bytes), 0) AS bytes FROM files GROUP BY tier, database, measurement ORDER BY database, measurement, tier')
       .all();
   }
 
-  /** Listed files with their tier, filtered, newest hour first. */
-  files(q: { database?: string; measurement?: string; tier?: FileTier; limit: number }): FileRow[] {
-    return this.db
-      .query<FileRow, [string | null, string | null, string | null, number]>(
+  /**
+   * Listed files with their tier, filtered, newest hour first: the first `q.limit` that `keep` accepts
+   * (what the caller may read). Rows are read one at a time, so a narrow caller costs no more than its page.
+   */
+  files(q: { database?: string; measurement?: string; tier?: FileTier; limit: number }, keep: (f: FileRow) => boolean): FileRow[] {
+    const rows = this.db
+      .query<FileRow, [string | null, string | null, string | null]>(
         `SELECT path, database, measurement, hour, bytes, tier, moved_at FROM files
          WHERE (?1 IS NULL OR database = ?1) AND (?2 IS NULL OR measurement = ?2) AND (?3 IS NULL OR tier = ?3)
-         ORDER BY hour DESC, path LIMIT ?4`,
+         ORDER BY hour DESC, path`,
       )
-      .all(q.database ?? null, q.measurement ?? null, q.tier ?? null, q.limit);
+      .iterate(q.database ?? null, q.measurement ?? null, q.tier ?? null);
+    const out: FileRow[] = [];
+    for (const f of rows) {
+      if (!keep(f)) continue;
+      out.push(f);
+      if (out.length >= q.limit) break;
+    }
+    return out;
   }
+}
+
+/** Files and bytes of one measurement in one tier. */
+export interface TierRow {
+  tier: FileTier;
+  database: string;
+  measurement: string;
+  files: number;
+  bytes: number;
 }
 
 /** One file as the tiering routes list it. */

@@ -5,12 +5,14 @@
 import type { CatalogDb, FileManifestStore } from '../../catalog/index.ts';
 import { randomId } from '../../lib/crypto.ts';
 import { messageOf } from '../../lib/errors.ts';
+import { readableMeasurements, type TableAccess } from '../../lib/table-access.ts';
 import type { Logger, SvcMetrics } from '../../observability/index.ts';
 import type { FileReaper, ObjectStore } from '../../storage/index.ts';
 import { startSchedules, type Schedules } from './compaction-schedule.ts';
 import type { CompactionSettings } from './compaction-settings.ts';
 import { CompactionStore, type JobRecord, type JobTotals } from './compaction-store.ts';
 import { crashHook } from './crash-hook.ts';
+import { jobVisible, readableErrors, readableErrorText } from './job-visibility.ts';
 import { Limiter } from './limiter.ts';
 import { withMergeEngine } from './merge-engine.ts';
 import { compactPartition, type MergeDeps, type UnflushedCheck } from './partition-compactor.ts';
@@ -123,20 +125,21 @@ export class CompactionService {
     };
   }
 
-  /** Partitions with two or more files and whether a tier would compact them now. */
-  candidates(filter: PartitionFilter = {}): { candidates: CandidateView[]; total_candidates: number; eligible_candidates: number } {
-    const list = candidates(partitionsOf(this.deps.manifest.listAll(filter.database), filter), Date.now(), this.deps.settings);
+  /** Partitions with two or more files and whether a tier would compact them now, of the measurements `access` may read. */
+  candidates(access: TableAccess, filter: PartitionFilter = {}): { candidates: CandidateView[]; total_candidates: number; eligible_candidates: number } {
+    const readable = readableMeasurements(partitionsOf(this.deps.manifest.listAll(filter.database), filter), access);
+    const list = candidates(readable, Date.now(), this.deps.settings);
     return { candidates: list, total_candidates: list.length, eligible_candidates: list.filter((c) => c.eligible).length };
   }
 
-  /** Jobs running now. */
-  jobs(): ActiveJob[] {
-    return [...this.active.values()].map((j) => ({ ...j, errors: [...j.errors] }));
+  /** Jobs running now that `access` may see, with the errors it may read (job-visibility.ts). */
+  jobs(access: TableAccess): ActiveJob[] {
+    return [...this.active.values()].filter((j) => jobVisible(access, j)).map((j) => ({ ...j, errors: readableErrors(access, j.errors) }));
   }
 
-  /** Finished jobs, newest first. */
-  history(limit: number): JobRecord[] {
-    return this.store.history(limit);
+  /** Of the last `limit` finished jobs, newest first, those `access` may see, with the errors it may read. */
+  history(limit: number, access: TableAccess): JobRecord[] {
+    return this.store.history(limit).filter((j) => jobVisible(access, j)).map((j) => ({ ...j, error: readableErrorText(access, j.error) }));
   }
 
   /** The partitions a tier takes now. */

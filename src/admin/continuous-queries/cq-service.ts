@@ -13,7 +13,7 @@ import type { ColumnBatch } from '../../ingest/index.ts';
 import { conflict, invalid, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
 import type { QueryService } from '../../query/index.ts';
-import { assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
+import { assertAllowed, isReadable, UNRESTRICTED, type TableAccess } from '../../lib/table-access.ts';
 import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
@@ -79,13 +79,9 @@ export class ContinuousQueryService {
     return this.deps.store.list().filter((q) => visible(q, access));
   }
 
-  /** One query; 404 when unknown, 403 unless `access` may read its destination and its source database. */
+  /** One query; 404 when unknown or when `access` may not read its destination and its source database (see find). */
   get(id: number, access: TableAccess): Stored<ContinuousQuery> {
-    const q = this.find(id);
-    const t = targetsOf(q);
-    assertReadable(access, t.sourceDatabase, null);
-    assertReadable(access, t.destinationDatabase, t.destinationMeasurement);
-    return q;
+    return this.find(id, access);
   }
 
   /** Creates a query (400 on bad fields or SQL that is not one SELECT, 409 on a taken name) and schedules it. */
@@ -191,9 +187,10 @@ export class ContinuousQueryService {
     await this.deps.queries.estimate({ sql: bindWindow(q.query, { start: 0, end: 1 }), database: t.sourceDatabase, access });
   }
 
-  private find(id: number): Stored<ContinuousQuery> {
+  /** The query; 404 when unknown, and also when `access` may not see it (`visible`): a 403 would name what it reads. */
+  private find(id: number, access: TableAccess = UNRESTRICTED): Stored<ContinuousQuery> {
     const q = this.deps.store.get(id);
-    if (!q) throw notFound(`continuous query ${id} not found`);
+    if (!q || !visible(q, access)) throw notFound(`continuous query ${id} not found`);
     return q;
   }
 

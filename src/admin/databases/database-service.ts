@@ -1,7 +1,7 @@
 import type { DatabaseStore, FileManifestStore } from '../../catalog/index.ts';
 import { conflict, forbidden, invalid, notFound, unavailable } from '../../lib/errors.ts';
 import { assertDatabaseName } from '../../lib/names.ts';
-import { accessDenied, assertAllowed, type TableAccess } from '../../lib/table-access.ts';
+import { accessDenied, assertAllowed, readableDatabases, type TableAccess } from '../../lib/table-access.ts';
 import type { FileReaper, ObjectStore } from '../../storage/index.ts';
 import type { MeasurementLocks } from '../measurement-locks.ts';
 
@@ -43,7 +43,7 @@ export class DatabaseService {
     const names = new Set(this.deps.databases.list().map((d) => d.name));
     for (const { database } of this.deps.manifest.measurements()) names.add(database);
     for (const { database } of this.deps.buffered.measurements()) names.add(database);
-    const readable = [...names].filter((name) => access.allowsDatabase('read', name));
+    const readable = readableDatabases(names, access);
     return readable.sort().map((name) => ({ name, measurement_count: this.readableNames(name, access).length }));
   }
 

@@ -6,7 +6,7 @@
 import { randomId } from '../../lib/crypto.ts';
 import { AppError, conflict, messageOf, notFound, StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
-import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
+import { accessDenied, assertAllowed, isReadable, UNRESTRICTED, type TableAccess } from '../../lib/table-access.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { CreateSubscriptionInput, UpdateSubscriptionInput } from './subscription-schema.ts';
 import { checkSettings, readTlsFiles, settingsFromCreate, settingsFromUpdate } from './subscription-settings.ts';
@@ -50,9 +50,9 @@ export class MqttService {
     return this.deps.store.list().filter((r) => isReadable(access, r.database, null)).map((r) => summaryView(r, this.live(r.id)));
   }
 
-  /** 404 when unknown, 403 unless `access` may read the subscription's database. */
+  /** 404 when unknown or when `access` may not read the subscription's database (see record). */
   assertVisible(id: string, access: TableAccess): void {
-    assertReadable(access, this.record(id).database, null);
+    this.record(id, access);
   }
 
   /** One subscription's details; 404 when unknown. */
@@ -222,9 +222,10 @@ export class MqttService {
     }
   }
 
-  private record(id: string): SubscriptionRecord {
+  /** The record; 404 when unknown, and also when `access` may not read its database: a 403 would name it. */
+  private record(id: string, access: TableAccess = UNRESTRICTED): SubscriptionRecord {
     const r = this.deps.store.get(id);
-    if (!r) throw notFound(`mqtt subscription '${id}' not found`);
+    if (!r || !isReadable(access, r.database, null)) throw notFound(`mqtt subscription '${id}' not found`);
     return r;
   }
 

@@ -8,7 +8,7 @@
 import { ExecutionRunner } from '../execution-runner.ts';
 import { conflict, notFound } from '../../lib/errors.ts';
 import type { Logger } from '../../observability/index.ts';
-import { accessDenied, assertAllowed, assertReadable, isReadable, type TableAccess } from '../../lib/table-access.ts';
+import { accessDenied, assertAllowed, isReadable, UNRESTRICTED, type TableAccess } from '../../lib/table-access.ts';
 import type { Caller, OwnerAccess } from '../caller.ts';
 import type { DefinitionStore, Stored } from '../definition-store.ts';
 import type { ExecutionBase, ExecutionStore } from '../execution-store.ts';
@@ -70,11 +70,9 @@ export class RetentionService {
     return this.deps.store.list().filter((p) => isReadable(access, p.database, p.measurement)).map(view);
   }
 
-  /** One policy; 404 when unknown, 403 unless `access` may read what it covers. */
+  /** One policy; 404 when unknown or when `access` may not read what it covers (see find). */
   get(id: number, access: TableAccess): RetentionPolicyView {
-    const p = this.find(id);
-    assertReadable(access, p.database, p.measurement);
-    return view(p);
+    return view(this.find(id, access));
   }
 
   /** Creates a policy (400 on bad fields, 409 on a taken name) and schedules it. */
@@ -151,9 +149,10 @@ export class RetentionService {
     return rec;
   }
 
-  private find(id: number): Stored<RetentionPolicy> {
+  /** The policy; 404 when unknown, and also when `access` may not read what it covers: a 403 would name that. */
+  private find(id: number, access: TableAccess = UNRESTRICTED): Stored<RetentionPolicy> {
     const p = this.deps.store.get(id);
-    if (!p) throw notFound(`retention policy ${id} not found`);
+    if (!p || !isReadable(access, p.database, p.measurement)) throw notFound(`retention policy ${id} not found`);
     return p;
   }
 

@@ -137,8 +137,15 @@ export class RbacStore {
       .prepare('INSERT INTO rbac_measurement_grants (id, role_id, measurement_pattern, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(g.id, g.role_id, g.measurement_pattern, JSON.stringify(g.permissions), g.created_at, g.updated_at);
   }
+  /**
+   * A role's grants in pattern order: one order on every node and after a restore. Creation order is not
+   * one (created_at has millisecond precision and ids are random), and a role's grants add up in any order.
+   */
   grants(roleId: string): MeasurementGrant[] {
-    return this.db.query<Stored<MeasurementGrant>, [string]>('SELECT * FROM rbac_measurement_grants WHERE role_id = ? ORDER BY created_at, id').all(roleId).map(parsePerms<MeasurementGrant>);
+    return this.db
+      .query<Stored<MeasurementGrant>, [string]>('SELECT * FROM rbac_measurement_grants WHERE role_id = ? ORDER BY measurement_pattern, created_at, id')
+      .all(roleId)
+      .map(parsePerms<MeasurementGrant>);
   }
   grant(id: string): MeasurementGrant | null {
     const g = this.db.query<Stored<MeasurementGrant>, [string]>('SELECT * FROM rbac_measurement_grants WHERE id = ?').get(id);
@@ -151,7 +158,7 @@ export class RbacStore {
     this.db.prepare('DELETE FROM rbac_measurement_grants WHERE id = ?').run(id);
   }
 
-  /** Whether the token is in any team, and every (role, grant) pair of its teams' roles, in one read. */
+  /** Whether the token is in any team, and every (role, grant) pair of its teams' roles, in one read (grants in the order of `grants`). */
   policyRows(tokenId: string): { member: boolean; rows: PolicyRow[] } {
     const member = this.db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM rbac_members WHERE token_id = ?').get(tokenId)!.n > 0;
     if (!member) return { member, rows: [] };
@@ -161,7 +168,7 @@ export class RbacStore {
                 g.measurement_pattern, g.permissions AS grant_permissions
          FROM rbac_members m JOIN rbac_teams t ON t.id = m.team_id JOIN rbac_roles r ON r.team_id = m.team_id
          LEFT JOIN rbac_measurement_grants g ON g.role_id = r.id
-         WHERE m.token_id = ? ORDER BY r.created_at, r.id, g.created_at, g.id`,
+         WHERE m.token_id = ? ORDER BY r.created_at, r.id, g.measurement_pattern, g.created_at, g.id`,
       )
       .all(tokenId);
     return { member, rows };

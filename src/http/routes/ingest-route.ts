@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { BufferSet, WriteService } from '../../buffer/index.ts';
 import type { ColumnBatch, ParsePool, Precision } from '../../ingest/index.ts';
 import { invalid } from '../../lib/errors.ts';
+import { errorFor } from '../../lib/table-access.ts';
 import type { SvcMetrics } from '../../observability/index.ts';
 import type { AppEnv } from '../context.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -21,6 +22,12 @@ export interface WriteRouteDeps {
   body: MiddlewareHandler<AppEnv>;
   /** Parses large line-protocol and MessagePack bodies off the event loop (absent: parsed in place). */
   parsePool?: ParsePool;
+}
+
+/** The buffers' stats as the caller may see them: the last flush error names a file of any database (lib's errorFor). */
+export function bufferStatsFor(c: Context<AppEnv>, buffers: BufferSet): ReturnType<BufferSet['stats']> {
+  const s = buffers.stats();
+  return { ...s, last_error: errorFor(c.get('access'), s.last_error) };
 }
 
 /** A parser's answer: the batches to write and the first of the records it refused. */

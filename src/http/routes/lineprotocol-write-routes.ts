@@ -4,7 +4,7 @@ import { unavailable } from '../../lib/errors.ts';
 import type { AppEnv } from '../context.ts';
 import { requireAdmin } from '../middleware/auth.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ingestRoute, lineProtocolFormat, type WriteRouteDeps } from './ingest-route.ts';
+import { bufferStatsFor, ingestRoute, lineProtocolFormat, type WriteRouteDeps } from './ingest-route.ts';
 
 /**
  * Line-protocol writes on `/write` (1.x), `/api/v2/write` (2.x) and `/api/v1/write/line-protocol`,
@@ -27,11 +27,11 @@ export function lineProtocolWriteRoutes(deps: WriteRouteDeps & { flushTimeoutMs:
       requests: metrics.lineprotocolRequests.total(),
       records: metrics.lineprotocolRecords.total(),
       rejected_lines: metrics.lineprotocolErrors.total(),
-      buffer: deps.buffers.stats(),
+      buffer: bufferStatsFor(c, deps.buffers),
     }),
   );
   app.get('/api/v1/write/line-protocol/health', (c) => {
-    const s = deps.buffers.stats();
+    const s = bufferStatsFor(c, deps.buffers);
     return c.json({
       status: s.failing ? 'degraded' : 'healthy',
       buffered_records: s.buffered_records + s.in_flight_records,

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { columnMemory, ParsePool } from '../../ingest/index.ts';
 import type { AppEnv } from '../context.ts';
 import { DATABASE_RULES } from '../middleware/database.ts';
-import { ingestRoute, msgpackFormat, type WriteRouteDeps } from './ingest-route.ts';
+import { bufferStatsFor, ingestRoute, msgpackFormat, type WriteRouteDeps } from './ingest-route.ts';
 import { MSGPACK_SPEC } from './msgpack-spec.ts';
 
 /** /api/v1/write/msgpack: the columnar MessagePack write (204), its stats and its format description. */
@@ -15,7 +15,7 @@ export function msgpackWriteRoutes(deps: WriteRouteDeps) {
       requests: metrics.msgpackRequests.total(),
       records: metrics.msgpackRecords.total(),
       errors: metrics.msgpackErrors.total(),
-      buffer: deps.buffers.stats(),
+      buffer: bufferStatsFor(c, deps.buffers),
       column_memory: columnMemory.stats(),
     }),
   );
