@@ -131,7 +131,7 @@ describe('ordinary tokens neither reach nor see a system database', () => {
     }
   });
 
-  test('definitions about it (continuous queries, retention policies, MQTT subscriptions) are hidden and refused', async () => {
+  test('definitions about it (continuous queries, retention policies, MQTT subscriptions) are hidden (404 by id, as an unknown id) and refused', async () => {
     const cq = await json(s, 'POST', '/api/v1/continuous_queries', { name: 'mem-count', database: DB, query: 'SELECT time, importance FROM memories WHERE time >= $start AND time < $end', destination_database: 'copies', destination_measurement: 'memcopy', interval: '1h' });
     expect(cq.status).toBe(201);
     const rp = await json(s, 'POST', '/api/v1/retention', { name: 'mem-old', database: DB, measurement: 'memories', duration: '3650d' });
@@ -142,9 +142,9 @@ describe('ordinary tokens neither reach nor see a system database', () => {
     expect(await visible('/api/v1/continuous_queries', 'continuous_queries')).not.toContain('mem-count');
     expect(await visible('/api/v1/retention', 'policies')).not.toContain('mem-old');
     expect(await visible('/api/v1/mqtt/subscriptions', 'subscriptions')).not.toContain('mem-feed');
-    expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}`, undefined, reader.secret)).status).toBe(403);
-    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, reader.secret)).status).toBe(403);
-    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, reader.secret)).status).toBe(403);
+    expect((await json(s, 'GET', `/api/v1/continuous_queries/${cq.body.id}`, undefined, reader.secret)).status).toBe(404);
+    expect((await json(s, 'GET', `/api/v1/retention/${rp.body.id}`, undefined, reader.secret)).status).toBe(404);
+    expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${sub.body.id}`, undefined, reader.secret)).status).toBe(404);
     // Continuous queries reading or writing it, owned by an admin since demoted, are refused at their next run.
     const owner = await token('cq-owner', ['read', 'write']);
     expect((await json(s, 'PATCH', `/api/v1/auth/tokens/${owner.id}`, { is_admin: true })).status).toBe(200);
