@@ -3,21 +3,21 @@
  * download) against a real server: log in, browse the schema, run a query and see rows and a chart,
  * see an error, cancel a long query, export, upload a small CSV, the admin and memory pages, and a 401
  * returning to the login. A screenshot of each page goes to test-output/console/ (gitignored).
- * Without chromium the suite is skipped locally and fails under CI=true.
+ * Without chromium the suite is skipped locally and fails under CI (tests/helpers/ci.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { toolPresent } from './helpers/ci.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(import.meta.dir, '..', 'test-output', 'console');
 const MEMORY_KEY = 'svcm_console_test_key_0123456789abcdefghijkl';
 const T0 = Date.UTC(2024, 0, 1);
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true') throw new Error(`chromium is required under CI=true: ${CHROMIUM} is missing (apt-get install chromium)`);
+const available = toolPresent(existsSync(CHROMIUM), `chromium (${CHROMIUM}; apt-get install chromium)`);
 
 let s: TestServer;
 let context: BrowserContext;
