@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { toolPresent } from './helpers/ci.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/until.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(import.meta.dir, '..', 'test-output', 'console');
@@ -173,13 +174,19 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     expect(((await r.json()) as { data: unknown }).data).toEqual([[7.5]]);
   });
 
-  test('the admin page shows tokens, compaction and a clear word on query management', async () => {
+  test('the admin page shows tokens, compaction and the running queries, which it can cancel', async () => {
+    // query_management is on by default: a query running now is listed, with a Cancel button that stops it.
+    const sql = 'SELECT count(*) FROM range(100000000) a, range(100000) b WHERE a.range * b.range = 11';
+    const running = s.fetch('/api/v1/query', { method: 'POST', body: JSON.stringify({ sql }) });
+    await waitFor('the long query to be registered', async () => ((await (await s.fetch('/api/v1/queries/active')).json()) as { count: number }).count === 1);
     await page.getByTestId('nav-admin').click();
     await expect(page.getByTestId('admin-tokens').locator('tbody').textContent()).resolves.toContain('memory-service');
     await page.getByTestId('admin-compaction').locator('dl').waitFor();
-    // Either the registry's table (query management present) or a clear message that it is absent.
     const queries = page.getByTestId('admin-queries');
-    await queries.locator('table, [data-testid="queries-unavailable"], p.muted:text("none")').first().waitFor();
+    await expect(queries.locator('table tbody').textContent()).resolves.toContain('range(100000000)');
+    await queries.getByRole('button', { name: 'Cancel' }).click();
+    expect((await running).status).not.toBe(200);
+    await queries.locator('p.muted:text("none")').waitFor();
     await page.getByTestId('token-name').fill('made-in-console');
     await page.getByRole('button', { name: 'Create token' }).click();
     expect(await page.getByTestId('token-created').textContent()).toMatch(/svc_/);
