@@ -56,7 +56,7 @@ beforeAll(async () => {
   const agentId = ((await agent.json()) as { agent_id: string }).agent_id;
   expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'the walrus prefers cold water' })).status).toBe(201);
   expect((await memoryApi('/api/v1/memories', { agent_id: agentId, content: 'an unrelated note about tea' })).status).toBe(201);
-});
+}, 60_000); // a server and Chromium starting on two shared cores
 
 afterAll(async () => {
   await context?.close();
@@ -178,7 +178,7 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     // query_management is on by default: a query running now is listed, with a Cancel button that stops it.
     const sql = 'SELECT count(*) FROM range(100000000) a, range(100000) b WHERE a.range * b.range = 11';
     const running = s.fetch('/api/v1/query', { method: 'POST', body: JSON.stringify({ sql }) });
-    await waitFor('the long query to be registered', async () => ((await (await s.fetch('/api/v1/queries/active')).json()) as { count: number }).count === 1);
+    await waitFor('the long query to be registered', async () => ((await (await s.fetch('/api/v1/queries/active')).json()) as { queries: { sql: string }[] }).queries.some((q) => q.sql.includes('range(100000000)')));
     await page.getByTestId('nav-admin').click();
     await expect(page.getByTestId('admin-tokens').locator('tbody').textContent()).resolves.toContain('memory-service');
     await page.getByTestId('admin-compaction').locator('dl').waitFor();
@@ -186,12 +186,14 @@ describe.skipIf(!available)('web console in headless Chromium', () => {
     await expect(queries.locator('table tbody').textContent()).resolves.toContain('range(100000000)');
     await queries.getByRole('button', { name: 'Cancel' }).click();
     expect((await running).status).not.toBe(200);
+    // The query has ended: the panel, refreshed, lists none.
+    await queries.getByRole('button', { name: 'Refresh' }).click();
     await queries.locator('p.muted:text("none")').waitFor();
     await page.getByTestId('token-name').fill('made-in-console');
     await page.getByRole('button', { name: 'Create token' }).click();
     expect(await page.getByTestId('token-created').textContent()).toMatch(/svc_/);
     await shot('admin');
-  });
+  }, 60_000);
 
   test('the memory browser lists agents through the in-process memory service; a wrong memory key does not end the session', async () => {
     await page.getByTestId('nav-memory').click();
