@@ -6,6 +6,10 @@
  * side with the ratio and the difference. Then the failover outage: two writers and a reader, a client
  * writing through the reader, the primary killed (-9) BENCH_KILLS times (restarted as a standby each
  * time); the outage of a kill is the time from the kill to the next acknowledged write.
+ * Then replication (BENCH_REPLICATION rounds, default 5; 0 skips): how soon a token made on the writer
+ * works on the reader and a file flushed on the writer is queryable there, how soon the other compactor
+ * leads after a kill -9 of the active one (failover_timeout 3s), and how soon a graceful leave is seen.
+ * The cluster tests check that each happens; these are how fast.
  * Env: BENCH_SECONDS (ingest time per turn, default 4), BENCH_CONCURRENCY (default 4), BENCH_QUERIES
  * (calls per query per turn, default 30), BENCH_ROUNDS (alternating turns, default 3); medians of the
  * turns; BENCH_KILLS (default 10; 0 skips the failover part); BENCH_PROFILE (a directory: the
@@ -21,7 +25,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEtcd } from '../tests/helpers/etcd.ts';
+import { clusterNodeEnv, startEtcd, type TestEtcd } from '../tests/helpers/etcd.ts';
 import { startS3rver } from '../tests/helpers/s3rver.ts';
 import { startServer, type TestServer } from '../tests/helpers/server.ts';
 import { cpuSeconds } from './proc-stat.ts';
@@ -33,6 +37,7 @@ const LINES = 5000;
 /** Alternating turns per side (each turn: BENCH_SECONDS of ingest, BENCH_QUERIES calls per query). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
+const REPLICATION = Number(process.env.BENCH_REPLICATION ?? 5);
 const PROFILE = process.env.BENCH_PROFILE;
 const BASELINE = process.env.BENCH_BASELINE;
 /** wal.enabled of the failover-off cluster's writer (default true: the standalone-with-WAL durability). */
@@ -113,12 +118,13 @@ async function latency(s: TestServer, sql: string): Promise<number> {
 
 const SQL = { 'count(*)': 'SELECT count(*) FROM bench.cpu', 'GROUP BY host': 'SELECT host, avg(usage_user) FROM bench.cpu GROUP BY host' };
 
-const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'clusoff', 'fo'])]);
+const [etcd, s3] = await Promise.all([startEtcd(3), startS3rver(['solo', 'solowal', 'clus', 'clusold', 'clusoff', 'fo', 'rep'])]);
 const common = { SVC_MEMORY_ENABLED: 'false', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' };
 const results: Record<string, { solo: number; cluster: number; soloWal?: number }> = {};
 const offWriterKey = `ingest (lines/s), cluster with failover off (the writer's own WAL ${OFF_WAL === 'true' ? 'on' : 'off'}, no shared WAL)`;
 const cpuUse = { soloWal: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, cluster: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, baseline: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 }, off: { svc: 0, first: 0, s3rver: 0, etcd: 0, lines: 0 } };
 let outages: number[] = [];
+let replication: Record<string, number[]> = {};
 const walUse: WalMetrics = { commits: 0, entries: 0, bytes: 0, put_seconds: 0, commit_seconds: 0 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
@@ -178,6 +184,7 @@ try {
   }
   await Promise.all([solo.cleanup(), writer.cleanup(), reader.cleanup()]);
   if (KILLS > 0) outages = await failoverOutages(etcd.endpoints, s3.env('fo'));
+  if (REPLICATION > 0) replication = await replicationTimes(etcd, s3.env('rep'));
 } finally {
   await Promise.all([etcd.stop(), s3.close()]);
 }
@@ -203,6 +210,11 @@ if (walUse.commits > 0) {
 if (outages.length > 0) {
   const sorted = [...outages].sort((a, b) => a - b);
   console.log(`\nfailover outage over ${outages.length} kills -9 of the primary (failover_timeout 5s): median ${(median(sorted) / 1000).toFixed(2)} s, max ${(sorted[sorted.length - 1]! / 1000).toFixed(2)} s; each: ${sorted.map((x) => (x / 1000).toFixed(2)).join(', ')}`);
+}
+
+for (const [k, ms] of Object.entries(replication)) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  console.log(`${k}: median ${median(sorted).toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms over ${ms.length}`);
 }
 
 /** Start options that run a server under --cpu-prof into BENCH_PROFILE, when set. */
@@ -254,6 +266,49 @@ async function failoverOutages(endpoints: string[], bucket: Record<string, strin
     for (const w of Object.values(writers)) await w.kill();
     await reader.kill();
     for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** Milliseconds until `probe` holds (polled every 10 ms; gives up after 60 s). */
+async function msUntil(what: string, probe: () => Promise<boolean>): Promise<number> {
+  const start = performance.now();
+  while (!(await probe().catch(() => false))) {
+    if (performance.now() - start > 60_000) throw new Error(`${what} did not happen in 60 s`);
+    await Bun.sleep(10);
+  }
+  return performance.now() - start;
+}
+
+/** How soon changes reach other nodes: tokens and flushed files `REPLICATION` times, then one compactor takeover and one graceful leave. */
+async function replicationTimes(etcd: TestEtcd, bucket: Record<string, string>): Promise<Record<string, number[]>> {
+  const env = (id: string, role: string) => ({ ...bucket, ...common, ...clusterNodeEnv(etcd, 'rep', id, role), SVC_CLUSTER_FAILOVER_TIMEOUT: '3s' });
+  const [writer, reader, first] = await Promise.all([startServer({ env: env('w', 'writer') }), startServer({ env: env('r', 'reader') }), startServer({ env: env('ca', 'compactor') })]);
+  const compactors: Record<string, TestServer> = { ca: first };
+  const cluster = async () => (await (await reader.fetch('/api/v1/cluster')).json()) as { compactor: string | null; nodes: { total: number } };
+  const keys = { token: 'token made on the writer, working on the reader', file: 'file flushed on the writer, queryable on the reader', takeover: 'compactor takeover after kill -9 (failover_timeout 3 s)', leave: 'graceful leave seen by the reader' };
+  const out: Record<string, number[]> = Object.fromEntries(Object.values(keys).map((k) => [k, []]));
+  try {
+    await msUntil('the first compactor to lead', async () => (await cluster()).compactor === 'ca');
+    compactors.cb = await startServer({ env: env('cb', 'compactor') });
+    const rows = async () => Number((((await (await reader.fetch('/api/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT count(*) FROM rep.m' }) })).json()) as { data?: number[][] }).data ?? [[0]])[0]![0]);
+    for (let i = 0; i < REPLICATION; i++) {
+      const created = await writer.fetch('/api/v1/auth/tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `rep-${i}`, permissions: ['read'] }) });
+      const { token } = (await created.json()) as { token: string };
+      out[keys.token]!.push(await msUntil('the token on the reader', async () => (await reader.fetch('/api/v1/auth/verify', { token })).status === 200));
+      await writer.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'rep' }, body: `m v=${i} ${(Date.UTC(2024, 0, 1) + i * 1000) * 1_000_000}` });
+      await writer.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' });
+      out[keys.file]!.push(await msUntil('the file on the reader', async () => (await rows()) === i + 1));
+    }
+    await msUntil('four nodes', async () => (await cluster()).nodes.total === 4);
+    await compactors.ca!.kill();
+    out[keys.takeover]!.push(await msUntil('cb to lead', async () => (await cluster()).compactor === 'cb'));
+    const left = performance.now();
+    await compactors.cb!.stop();
+    await msUntil('cb to leave', async () => (await cluster()).compactor === null);
+    out[keys.leave]!.push(performance.now() - left);
+  } finally {
+    await Promise.all([writer, reader, ...Object.values(compactors)].map((n) => n.kill()));
   }
   return out;
 }

@@ -1,7 +1,10 @@
 /**
  * Micro-benchmark of the line-protocol parser: 1M lines of the reference shape, parsed from bytes.
+ * Then the decompression step before it: how soon a 64 MiB gzip or zstd bomb is stopped at a 1 MiB cap.
  * Run: bun bench/lineprotocol-parse.bench.ts [lines] [rounds]
  */
+import { bombWithCorruptTail } from '../src/ingest/bomb-test-support.ts';
+import { decompress } from '../src/ingest/index.ts';
 import { parseLineProtocol } from '../src/ingest/lineprotocol/index.ts';
 
 const lines = Number(process.argv[2] ?? 1_000_000);
@@ -39,4 +42,20 @@ for (const [name, shape] of Object.entries(shapes)) {
     `${name.padEnd(22)} ${(median / 1e6).toFixed(2)} M lines/s (best ${(rates[rates.length - 1] / 1e6).toFixed(2)}), ` +
       `${((median * bytes.length) / lines / 1e6).toFixed(0)} MB/s, body ${mb.toFixed(0)} MB`,
   );
+}
+
+for (const format of ['gzip', 'zstd'] as const) {
+  const bomb = bombWithCorruptTail(format);
+  const ms: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const started = performance.now();
+    try {
+      decompress(bomb, 1 << 20);
+    } catch {
+      // 'too_large' is the expected end
+    }
+    ms.push(performance.now() - started);
+  }
+  ms.sort((a, b) => a - b);
+  console.log(`${`${format} bomb stopped`.padEnd(22)} ${ms[ms.length >> 1]!.toFixed(1)} ms median (64 MiB body capped at 1 MiB)`);
 }

@@ -136,7 +136,13 @@ describe.skipIf(!hasEtcd)('a lone writer that loses its lease (etcd x3, s3rver, 
     // not stored; the reader sends it again to the primary, and the client sees it acknowledged once.
     for (const p of proxies) p.holdTxns(segments, 1, 1500);
     expect((await write()).status).toBe(204);
-    await Bun.sleep(2000); // the held registration reaches etcd, and fails
+    const held = await until('the held registration to reach etcd', async () => {
+      const landed = proxies.flatMap((p) => p.held);
+      return landed.length > 0 ? landed : null;
+    });
+    expect(held).toEqual([false]);
+    // The writer stays the primary after it landed: its next write commits, with no step-down and no failover.
+    expect((await write()).status).toBe(204);
     expect(writer.output()).not.toContain('was fenced');
     expect(await failovers()).toBe(before);
 

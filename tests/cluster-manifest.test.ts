@@ -53,15 +53,14 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     await Promise.all([etcd?.stop(), s3?.close()]);
   });
 
-  test('a file flushed on the writer is queryable on the reader within 2 s', async () => {
+  // How soon the reader sees a flushed file is bench/cluster.bench.ts's replication line; here, that it does.
+  test('a file flushed on the writer is queryable on the reader', async () => {
     for (let batch = 0; batch < 3; batch++) {
       const lines = Array.from({ length: 10 }, (_, i) => `cpu,host=h${i} v=${batch * 10 + i} ${ns(H0 + batch * 60_000 + i * 1000)}`);
       await writeLines(writer, 'metrics', lines);
       await flush(writer);
-      const flushedAt = Date.now();
       const expected = (batch + 1) * 10;
-      await until('the reader to see the flushed rows', async () => (await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')) === expected, 2000);
-      expect(Date.now() - flushedAt).toBeLessThan(2000);
+      await until('the reader to see the flushed rows', async () => (await count(reader, 'SELECT count(*) AS n FROM metrics.cpu')) === expected);
     }
     expect(await objects()).toHaveLength(3);
     const status = await json(reader, 'GET', '/api/v1/cluster');
@@ -94,7 +93,7 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     // The caller's identity travels: a bad token is refused, a read-only token may not write through any node.
     expect((await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd' }, body: 'm v=1', token: 'svc_not_a_token' })).status).toBe(401);
     const ro = await json(writer, 'POST', '/api/v1/auth/tokens', { name: 'fwd-readonly', permissions: ['read'] });
-    await Bun.sleep(300);
+    await until('the token to reach the reader', async () => (await reader.fetch('/api/v1/auth/verify', { token: ro.body.token })).status === 200);
     expect((await reader.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'fwd' }, body: 'm v=1', token: ro.body.token })).status).toBe(403);
   });
 
@@ -126,7 +125,7 @@ describe.skipIf(!hasEtcd)('shared manifest (etcd x3, s3rver, writer, reader, com
     expect(await count(late, 'SELECT count(*) AS n FROM metrics.cpu')).toBe(30);
     await writeLines(writer, 'metrics', [`cpu,host=late v=999 ${ns(H0 + 3_000_000)}`]);
     await flush(writer);
-    await until('the late reader to follow', async () => (await count(late, 'SELECT count(*) AS n FROM metrics.cpu')) === 31, 2000);
+    await until('the late reader to follow', async () => (await count(late, 'SELECT count(*) AS n FROM metrics.cpu')) === 31);
   }, 60_000);
 
   test('a node joining later starts from the bucket snapshot; an unusable snapshot falls back to etcd', async () => {

@@ -10,7 +10,7 @@ import { clusterNodeEnv, etcdAvailable, startEtcd, type TestEtcd } from './helpe
 import { count, flush, ns, writeLines } from './helpers/lifecycle.ts';
 import { waitFor as until } from './helpers/until.ts';
 import { startS3rver, type TestS3 } from './helpers/s3rver.ts';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.ts';
+import { startServer, type TestServer } from './helpers/server.ts';
 
 const hasEtcd = etcdAvailable();
 
@@ -49,12 +49,20 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
   });
 
   test('every node sees the same cluster: members by role and state, the active writer and compactor, etcd', async () => {
+    const members = [
+      { id: 'compactor-a', role: 'compactor', state: 'healthy' },
+      { id: 'compactor-b', role: 'compactor', state: 'healthy' },
+      { id: 'reader-1', role: 'reader', state: 'healthy' },
+      { id: 'writer-1', role: 'writer', state: 'healthy' },
+    ];
     for (const n of Object.values(nodes)) {
-      const { status, body } = await until('four healthy nodes', async () => {
+      const { body } = await until('four healthy nodes', async () => {
         const r = await get(n, '/api/v1/cluster');
         return r.body.nodes?.by_state?.healthy === 4 ? r : null;
       });
-      expect(status).toBe(200);
+      // Who the four are, by id, role and state, as this node lists them.
+      const listed = (await get(n, '/api/v1/cluster/nodes')).body.nodes as { id: string; role: string; state: string }[];
+      expect(listed.map(({ id, role, state }) => ({ id, role, state })).sort((a, b) => (a.id < b.id ? -1 : 1))).toEqual(members);
       expect(body.cluster).toBe('itest');
       expect(body.writer).toBe('writer-1');
       expect(body.compactor).toBe('compactor-a');
@@ -97,33 +105,32 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     expect((await nodes.reader!.fetch('/api/v1/cluster/nodes/writer-1', { method: 'DELETE', token })).status).toBe(403);
   });
 
-  test('a token created on one node works on every node within 1 s; rotated or revoked anywhere, everywhere', async () => {
+  // How soon a change reaches the other nodes is bench/cluster.bench.ts's replication line; here, that it does.
+  test('a token created on one node works on every node; rotated or revoked anywhere, everywhere', async () => {
     const post = (n: TestServer, path: string, body?: unknown) =>
       n.fetch(path, { method: 'POST', body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     const created = await post(nodes.writer!, '/api/v1/auth/tokens', { name: 'replicated', permissions: ['read'] });
     expect(created.status).toBe(201);
     const { token, id } = (await created.json()) as { token: string; id: string };
-    const t0 = Date.now();
     // The 201 is sent once etcd has the row; the other nodes apply it from their watch.
-    await until('the token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
-    expect(Date.now() - t0).toBeLessThan(1000);
-    for (const n of [nodes.compactorA!, nodes.compactorB!]) await until('the token on the compactors', async () => (await n.fetch('/api/v1/auth/verify', { token })).status === 200, 1000);
+    await until('the token to work on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token })).status === 200);
+    for (const n of [nodes.compactorA!, nodes.compactorB!]) await until('the token on the compactors', async () => (await n.fetch('/api/v1/auth/verify', { token })).status === 200);
     // Rotated on the reader: the old value stops working on the writer, the new one works there.
     const rotated = await post(nodes.reader!, `/api/v1/auth/tokens/${id}/rotate`);
     expect(rotated.status).toBe(200);
     const fresh = ((await rotated.json()) as { token: string }).token;
-    await until('the old value refused on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token })).status === 401, 1000);
-    await until('the new value accepted on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200, 1000);
+    await until('the old value refused on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token })).status === 401);
+    await until('the new value accepted on the writer', async () => (await nodes.writer!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200);
     // Deleted on the compactor: refused everywhere.
     expect((await nodes.compactorA!.fetch(`/api/v1/auth/tokens/${id}`, { method: 'DELETE' })).status).toBe(200);
-    for (const n of [nodes.writer!, nodes.reader!, nodes.compactorB!]) await until('the deleted token refused', async () => (await n.fetch('/api/v1/auth/verify', { token: fresh })).status === 401, 1000);
+    for (const n of [nodes.writer!, nodes.reader!, nodes.compactorB!]) await until('the deleted token refused', async () => (await n.fetch('/api/v1/auth/verify', { token: fresh })).status === 401);
     // A database created on one node is known on the others.
     const db = await post(nodes.reader!, '/api/v1/databases', { name: 'replicated_db' });
     expect(db.status).toBe(201);
     await until('the database listed on the writer', async () => {
       const r = await nodes.writer!.fetch('/api/v1/databases');
       return ((await r.json()) as { databases: { name: string }[] }).databases.some((d) => d.name === 'replicated_db');
-    }, 1000);
+    });
   });
 
   test('RBAC records replicate: a role set on one node narrows the token on every node, and survives the token rotated elsewhere', async () => {
@@ -141,19 +148,19 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     await post(nodes.writer!, `/api/v1/rbac/teams/${team.id}/members`, { token_id: id });
     const check = (n: TestServer, db: string) => get(n, `/api/v1/rbac/check?token_id=${id}&database=${db}&measurement=cpu&action=read`);
     for (const n of [nodes.reader!, nodes.compactorB!]) {
-      await until('the role to narrow the token', async () => (await check(n, 'db1')).body.allowed === false && (await check(n, 'db2')).body.allowed === true, 2000);
+      await until('the role to narrow the token', async () => (await check(n, 'db1')).body.allowed === false && (await check(n, 'db2')).body.allowed === true);
     }
     const query = (n: TestServer, tok: string) => n.fetch('/api/v1/query', { method: 'POST', token: tok, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT count(*) FROM db1.cpu' }) });
     expect((await query(nodes.reader!, token)).status).toBe(403);
     // A token rewritten by another node (rotate) keeps its memberships on the others.
     const fresh = (await post(nodes.compactorA!, `/api/v1/auth/tokens/${id}/rotate`)).token;
-    await until('the rotated token on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200, 2000);
+    await until('the rotated token on the reader', async () => (await nodes.reader!.fetch('/api/v1/auth/verify', { token: fresh })).status === 200);
     expect((await get(nodes.reader!, `/api/v1/rbac/tokens/${id}/effective`)).body.teams).toHaveLength(1);
     expect((await query(nodes.reader!, fresh)).status).toBe(403);
     // Deleting the organization on one node removes its team, roles and the membership everywhere.
     expect((await nodes.reader!.fetch(`/api/v1/rbac/organizations/${org.id}`, { method: 'DELETE' })).status).toBe(200);
     for (const n of [nodes.writer!, nodes.compactorB!]) {
-      await until('the membership gone', async () => (await get(n, `/api/v1/rbac/tokens/${id}/effective`)).body.teams.length === 0, 2000);
+      await until('the membership gone', async () => (await get(n, `/api/v1/rbac/tokens/${id}/effective`)).body.teams.length === 0);
       expect((await get(n, `/api/v1/rbac/roles/${role.id}`)).status).toBe(404);
     }
     expect((await check(nodes.writer!, 'db1')).body.allowed).toBe(true);
@@ -188,12 +195,10 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
     }
   }, 60_000);
 
-  test('kill -9 of the active compactor: the other takes over within failover_timeout; the dead node is listed, then removed', async () => {
-    const killedAt = Date.now();
+  // How long the takeover takes (the lease TTL, failover_timeout) is bench/cluster.bench.ts's replication line.
+  test('kill -9 of the active compactor: the other takes over once the lease expires; the dead node is listed, then removed', async () => {
     await nodes.compactorA!.kill();
-    await until('compactor-b to lead', async () => (await get(nodes.compactorB!, '/api/v1/cluster/local')).body.is_leader === true, 10_000);
-    // Lease TTL is the failover timeout (3 s); the takeover follows its expiry at once.
-    expect(Date.now() - killedAt).toBeLessThan(3000 + 3000);
+    await until('compactor-b to lead', async () => (await get(nodes.compactorB!, '/api/v1/cluster/local')).body.is_leader === true, 60_000);
     const view = await until('compactor-a dead', async () => {
       const r = await get(nodes.reader!, '/api/v1/cluster');
       return r.body.compactor === 'compactor-b' && r.body.nodes.by_state.dead === 1 ? r : null;
@@ -213,10 +218,14 @@ describe.skipIf(!hasEtcd)('cluster membership (etcd x3, s3rver, four svc process
 
   test('a graceful stop leaves at once: the record goes and no lease expiry is awaited', async () => {
     expect(await nodes.compactorB!.stop()).toBe(0);
+    // Gone from etcd by the time the process has exited: it left, rather than waiting for its lease (3 s) to lapse.
+    const client = await connectEtcd(etcd.endpoints, 5000);
+    const keys = async (kind: string) => (await client.getPrefix(`/svc/v1/itest/${kind}/`)).kvs.map((kv) => kv.key.slice(`/svc/v1/itest/${kind}/`.length)).sort();
+    expect({ nodes: await keys('nodes'), alive: await keys('alive') }).toEqual({ nodes: ['reader-1', 'writer-1'], alive: ['reader-1', 'writer-1'] });
     const view = await until('compactor-b gone', async () => {
       const r = await get(nodes.reader!, '/api/v1/cluster');
       return r.body.nodes.total === 2 ? r : null;
-    }, 2000);
+    });
     expect(view.body.compactor).toBeNull();
     delete nodes.compactorB;
   });
@@ -274,9 +283,12 @@ describe('cluster routes on a standalone server', () => {
       const res = await s.fetch('/api/v1/cluster');
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: string }).error).toContain('cluster.enabled = false');
-      expect(ADMIN_TOKEN.length).toBeGreaterThan(0);
+      for (const path of ['/api/v1/cluster/local', '/api/v1/cluster/nodes', '/api/v1/cluster/nodes/writer-1']) {
+        const other = await s.fetch(path);
+        expect({ path, status: other.status, error: ((await other.json()) as { error: string }).error }).toEqual({ path, status: 404, error: expect.stringContaining('cluster.enabled = false') });
+      }
     } finally {
       await s.cleanup();
     }
-  });
+  }, 30_000);
 });

@@ -37,8 +37,10 @@ async function open(prefix: string, groupCommitMs: number, fence: () => Compare 
 }
 
 describe('shared WAL group commit (etcd, s3rver)', () => {
-  test('a group waits for the writers the last commit released; a writer gone delays it by at most wal_group_commit; every entry is replayed', async () => {
-    const { wal, groups } = await open('groups', 1500);
+  // wal_group_commit bounds the wait: long (10 s) where writers must be waited for whatever the machine's
+  // load, short where the wait must end; how much a group saves is bench/cluster.bench.ts's shared WAL line.
+  test('a group waits for the writers the last commit released; a writer gone delays it only until wal_group_commit; every entry is replayed', async () => {
+    const { wal, groups } = await open('groups', 10_000);
     const write = (i: number) => wal.append(`db${i}`, sampleBatch(10, i * 10));
     // Four writers at once: one group.
     await Promise.all([0, 1, 2, 3].map(write));
@@ -46,17 +48,22 @@ describe('shared WAL group commit (etcd, s3rver)', () => {
     const first = write(4);
     await Bun.sleep(150);
     await Promise.all([first, write(5), write(6), write(7)]);
-    // Three writers went away: the one left is committed once the wait ends, then alone at once.
-    await write(8);
-    await write(9);
-    expect(groups).toEqual([4, 4, 1, 1]);
-
+    expect(groups).toEqual([4, 4]);
     const replayed: string[] = [];
     const n = await wal.replay((database, batches) => replayed.push(`${database}:${batches[0]!.length}`));
-    expect(n).toBe(10);
-    expect(replayed).toEqual(Array.from({ length: 10 }, (_, i) => `db${i}:10`));
+    expect(n).toBe(8);
+    expect(replayed).toEqual(Array.from({ length: 8 }, (_, i) => `db${i}:10`));
     wal.close();
-  });
+
+    // Three writers went away: the one left is committed once the wait ends, then alone at once.
+    const gone = await open('gone', 200);
+    await Promise.all([0, 1, 2, 3].map((i) => gone.wal.append('db', sampleBatch(5, i * 5))));
+    await gone.wal.append('db', sampleBatch(5, 20));
+    await gone.wal.append('db', sampleBatch(5, 25));
+    expect(gone.groups).toEqual([4, 1, 1]);
+    expect(await gone.wal.replay(() => {})).toBe(6);
+    gone.wal.close();
+  }, 60_000);
 
   test('a fenced registration refuses every write of the group and tells the node to step down', async () => {
     const taken: Compare = { key: '/t/fenced/elected', target: 'CREATE', result: 'EQUAL', revision: 0 };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
 import { waitFor } from './helpers/parquet.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
-import { count, flush, ns, query, writeLines } from './helpers/lifecycle.ts';
+import { acrossFires, count, flush, ns, query, writeLines } from './helpers/lifecycle.ts';
 
 const T0 = Date.UTC(2024, 2, 1, 12, 0, 0);
 const SQL = `SELECT time_bucket(INTERVAL '1 minute', time) AS time, host, avg(v) AS v_avg, count(*) AS n
@@ -123,11 +123,16 @@ describe('continuous queries', () => {
     await waitFor(async () => (await runs()).length > before, 5000, 'scheduled run after restart');
     // An update takes effect without restart: disabled, it stops firing.
     expect((await json(s, 'PUT', `/api/v1/continuous_queries/${id}`, { enabled: false })).body.enabled).toBe(false);
-    await Bun.sleep(300);
-    const stopped = (await runs()).length;
-    await Bun.sleep(1500);
-    expect((await runs()).length).toBe(stopped);
-  });
+    // A witness on the same 1 s interval proves the scheduler had its chances: it runs, the disabled query does not.
+    const witness = await json(s, 'POST', '/api/v1/continuous_queries', {
+      name: 'live_witness', database: 'cqdb', destination_measurement: 'live_witness', interval: '1s',
+      query: 'SELECT time_bucket(INTERVAL 1 second, time) AS time, count(*) AS n FROM live WHERE time >= $start AND time < $end GROUP BY ALL',
+    });
+    const witnessRuns = async () => ((await json(s, 'GET', `/api/v1/continuous_queries/${witness.body.id}/executions`)).body.executions as unknown[]).length;
+    const disabled = await acrossFires(witnessRuns, 2, async () => (await runs()).length);
+    expect(disabled.after).toBe(disabled.before);
+    expect((await json(s, 'DELETE', `/api/v1/continuous_queries/${witness.body.id}`)).status).toBe(200);
+  }, 60_000);
   test('a failed scheduled run is recorded with its error and its window retried on a later fire', async () => {
     const created = await json(s, 'POST', '/api/v1/continuous_queries', {
       name: 'flaky', database: 'cqdb', destination_measurement: 'flaky_out', interval: '1s',

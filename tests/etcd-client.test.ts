@@ -92,12 +92,17 @@ describe.skipIf(!hasEtcd)('etcd client (three real members)', () => {
     const ka = await LeaseKeeper.start(client, { ttlSec: 2, onLost: () => undefined });
     const kb = await LeaseKeeper.start(client, { ttlSec: 2, onLost: () => undefined });
     const a = await Candidacy.enter(client, '/t/elect', ka.id, 'node-a');
-    const b = await Candidacy.enter(client, '/t/elect', kb.id, 'node-b');
+    // b reads the candidates through a client that counts its reads, so the test sees b look again.
+    let looks = 0;
+    const bClient = Object.create(client) as EtcdClient;
+    bClient.getPrefix = (...args) => ((looks += 1), client.getPrefix(...args));
+    const b = await Candidacy.enter(bClient, '/t/elect', kb.id, 'node-b');
     await a.won();
     expect((await readLeader(client, '/t/elect'))?.value).toBe('node-a');
     let bWon = false;
-    const waiting = b.won().then(() => (bWon = true));
-    await Bun.sleep(300);
+    const waiting = b.won(undefined, 100).then(() => (bWon = true));
+    // b had its chances: it read the candidates three times (first look and two rechecks), a there each time.
+    await until('b to read the candidates three times (or to win)', () => looks >= 3 || bWon);
     expect(bWon).toBe(false);
     // a stops renewing (a pause, a crash): its lease lapses and b takes over by itself.
     await ka.stop();

@@ -25,14 +25,13 @@ const sql = async (q: string) => {
 };
 
 describe('CSV import', () => {
-  test('one million rows: hourly files, exact values and time range, in a few seconds', async () => {
+  test('one million rows: hourly files, exact values and time range', async () => {
     // 1M rows, one every 86.4 ms: exactly one day, i.e. 24 hourly partitions; hosts h0..h9.
     const parts: string[] = ['time,host,cpu,count,ok\n'];
     for (let i = 0; i < 1_000_000; i++) parts.push(`${new Date(T0 + Math.floor(i * 86.4)).toISOString()},h${i % 10},${(i % 1000) / 4},${i},${i % 2 === 0}\n`);
     const body = parts.join('');
-    const started = performance.now();
+    // How fast this shape imports is bench/import.bench.ts's `day` line; here only what it produces.
     const r = await importCsv('measurement=big&db=imp', body);
-    const seconds = (performance.now() - started) / 1000;
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       status: 'success',
@@ -47,7 +46,6 @@ describe('CSV import', () => {
         duration_ms: r.body.result.duration_ms,
       },
     });
-    expect(seconds).toBeLessThan(15);
     const files = dataFiles(s.dir).filter((f) => f.startsWith('imp/big/'));
     expect(files).toHaveLength(24);
     expect(files[0]).toMatch(/^imp\/big\/2024\/01\/01\/00\/big_\d{8}_\d{6}_\d{9}\.parquet$/);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
 import { dataFiles, queryFiles, waitFor } from './helpers/parquet.ts';
-import { startServer, type TestServer } from './helpers/server.ts';
+import { json, startServer, type TestServer } from './helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response shapes are asserted by the tests
 const jsonOf = (r: Response): Promise<any> => r.json();
@@ -24,6 +24,7 @@ const write = (s: TestServer, db: string, m: string, n: number, t0 = T_MS) =>
   });
 const count = async (s: TestServer, db: string) =>
   dataFiles(s.dir).some((f) => f.startsWith(db + '/')) ? Number((await queryFiles(s.dir, `SELECT count(*) AS c FROM $files(${db}/**/*.parquet)`))[0]!.c) : 0;
+const bufferStats = async (s: TestServer) => (await json(s, 'GET', '/api/v1/write/line-protocol/stats')).body.buffer;
 const manifestRows = (dir: string) => {
   const db = new Database(join(dir, 'data', 'svc.db'), { readonly: true });
   try {
@@ -38,7 +39,9 @@ describe('flushing', () => {
     const s = await startServer({ env: { SVC_INGEST_MAX_BUFFER_SIZE: '5', SVC_INGEST_MAX_BUFFER_AGE_MS: '600000' } });
     try {
       expect((await write(s, 'fs1', 'm', 3)).status).toBe(204);
-      await Bun.sleep(200);
+      // A write is answered once its rows are in the buffer, past the size check that would seal it:
+      // 3 rows (under 5) are held there, and no flush was queued, started or written.
+      expect(await bufferStats(s)).toMatchObject({ buffered_records: 3, in_flight_jobs: 0, queue_depth: 0, flushes: 0 });
       expect(dataFiles(s.dir)).toEqual([]);
       expect((await write(s, 'fs1', 'm', 3, T_MS + 10)).status).toBe(204);
       await waitFor(async () => (await count(s, 'fs1')) === 6, 10_000, 'size flush');

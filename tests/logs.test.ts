@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json, startServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/until.ts';
 
 let debugJson: TestServer;
 let plain: TestServer;
@@ -80,20 +81,25 @@ describe('GET /api/v1/logs', () => {
 describe('log output', () => {
   test('log.format = "json" writes one JSON object per line; level debug logs each request with route, status, duration', async () => {
     await fetch(debugJson.url + '/api/v1/metrics/timeseries/nope');
-    await Bun.sleep(100);
-    const lines = debugJson.output().split('\n').filter((l) => l.startsWith('{'));
-    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(entries.length).toBeGreaterThan(3);
-    for (const e of entries) expect(typeof e.time === 'string' && typeof e.level === 'string' && typeof e.msg === 'string').toBe(true);
-    const requests = entries.filter((e) => e.msg === 'request' && e.path === '/api/v1/metrics/timeseries/nope');
+    // The line is written before the response; it reaches this process through a pipe.
+    const entries = () => debugJson.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ofRequest = () => entries().filter((e) => e.msg === 'request' && e.path === '/api/v1/metrics/timeseries/nope');
+    await waitFor('the request line on stderr', async () => ofRequest().length > 0);
+    expect(entries().length).toBeGreaterThan(3);
+    for (const e of entries()) expect(typeof e.time === 'string' && typeof e.level === 'string' && typeof e.msg === 'string').toBe(true);
+    const requests = ofRequest();
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ level: 'debug', method: 'GET', status: 400, group: 'observability' });
     expect(typeof requests[0]!.duration_ms).toBe('number');
   });
 
   test('text format at the default level info: no per-request lines', async () => {
-    await fetch(plain.url + '/health');
-    await Bun.sleep(100);
+    expect((await plain.fetch('/api/v1/databases')).status).toBe(200);
+    // An info line written after that request: had it been logged, its line would be on stderr before this one.
+    const marker = await plain.fetch('/api/v1/import/csv?db=logmark&measurement=marker', { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'time,v\n2024-01-01T00:00:00Z,1\n' });
+    expect(marker.status).toBe(200);
+    await waitFor('the import line on stderr', async () => / INFO  import committed /.test(plain.output()));
+    expect((await json(plain, 'GET', '/api/v1/logs?limit=1000')).body.logs.filter((e: { msg: string }) => e.msg === 'request')).toEqual([]);
     const out = plain.output();
     expect(out).toMatch(/^\S+Z INFO  svc started /m);
     expect(out).not.toContain(' DEBUG ');

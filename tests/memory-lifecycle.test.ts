@@ -136,10 +136,13 @@ describe('filters and ranking', () => {
     ]);
     const r = await client.search({ agent_id: agent, query: 'cache', explain: true });
     expect(r.results.map((x) => x.content)).toEqual(['the cache warms on demand', 'the cache warms on boot']);
-    for (const hit of r.results) {
-      expect(Object.keys(hit.explanation!).sort()).toEqual(['bm25', 'importance', 'recency', 'text']);
-      const e = hit.explanation!;
-      expect(hit.score).toBeCloseTo(0.6 * e.text + 0.25 * e.recency + 0.15 * e.importance, 5);
+    // Equal text (1) and recency (~1, seconds old); importance 1 against 0: scores 1.0 and 0.85 by the
+    // documented weights (0.6 text, 0.25 recency, 0.15 importance).
+    expect(r.results.map((x) => Object.keys(x.explanation!).sort())).toEqual([['bm25', 'importance', 'recency', 'text'], ['bm25', 'importance', 'recency', 'text']]);
+    expect(r.results.map((x) => [x.explanation!.text, x.explanation!.importance])).toEqual([[1, 1], [1, 0]]);
+    for (const [hit, score] of [[r.results[0]!, 1], [r.results[1]!, 0.85]] as const) {
+      expect(hit.explanation!.recency).toBeCloseTo(1, 4);
+      expect(hit.score).toBeCloseTo(score, 4);
     }
     expect((await client.search({ agent_id: agent, query: 'cache' })).results[0]!.explanation).toBeUndefined();
   });

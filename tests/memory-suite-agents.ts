@@ -1,5 +1,5 @@
 /** Suite: agents (CRUD, live stats against known data) and sessions (lifecycle, context, max_tokens). */
-import { describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { call, uid, type MemoryTarget } from './memory-support.ts';
 
 const H = 3_600_000;
@@ -99,7 +99,7 @@ export function agentsSuite(t: () => MemoryTarget) {
     let sid = '';
     const agent = uid('ctx');
     const ctx = (body: Record<string, unknown> = {}) => call(t(), 'POST', `/api/v1/sessions/${sid}/context`, body);
-    test('seed', async () => {
+    beforeAll(async () => {
       sid = (await call(t(), 'POST', '/api/v1/sessions', { agent_id: agent })).body.session_id;
       await t().seed([{ memory_id: uid('old'), agent_id: agent, session_id: sid, timeMs: Date.now() - 72 * H, content: 'old note from last week' }]);
       const items = [

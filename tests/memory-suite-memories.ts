@@ -1,5 +1,5 @@
 /** Suite: memory create (single, batch, validation), dedup, list filters, get and forget. */
-import { describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { call, DEDUP_WINDOW_MS, uid, type MemoryTarget, type SeedRow } from './memory-support.ts';
 
 const H = 3_600_000;
@@ -140,7 +140,7 @@ export function memoriesSuite(t: () => MemoryTarget) {
     const agent = uid('lister');
     const other = uid('other');
     const list = (q: string) => call(t(), 'GET', `/api/v1/memories?agent_id=${agent}${q}`);
-    test('seed', async () => void (await t().seed(listFixture(agent, other))));
+    beforeAll(async () => void (await t().seed(listFixture(agent, other))));
 
     test('agent filter, default order desc, count, has_more', async () => {
       const r = await list('');

@@ -1,5 +1,5 @@
 /** Suite: POST /api/v1/search, every field, and BM25 ranking of a small corpus. */
-import { describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { listFixture } from './memory-suite-memories.ts';
 import { call, uid, type MemoryTarget } from './memory-support.ts';
 
@@ -20,7 +20,7 @@ export function searchSuite(t: () => MemoryTarget) {
     const agent = uid('searcher');
     const other = uid('other');
     const search = (body: Record<string, unknown>) => call(t(), 'POST', '/api/v1/search', { agent_id: agent, ...body });
-    test('seed', async () => void (await t().seed(listFixture(agent, other))));
+    beforeAll(async () => void (await t().seed(listFixture(agent, other))));
 
     test('response shape: {results, count, query_time_ms}; default order desc', async () => {
       const r = await search({});

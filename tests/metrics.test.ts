@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { parseExposition, sampleValue, type Family } from './helpers/prometheus.ts';
 import { json, startServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/until.ts';
 
 const COUNTERS = [
   'svc_ingest_records_total', 'svc_ingest_bytes_total', 'svc_ingest_batches_total', 'svc_ingest_errors_total',
@@ -85,8 +86,14 @@ describe('GET /metrics', () => {
     const lines = 'obs_test,host=a value=1 1700000000000000000\nobs_test,host=b value=2 1700000000000000000\nobs_test,host=c value=3 1700003600000000000\n';
     const res = await server.fetch('/api/v1/write/line-protocol', { method: 'POST', body: lines, headers: { 'x-svc-database': 'obs' } });
     expect(res.status).toBe(204);
-    await Bun.sleep(1300); // svc_buffer_records_buffered is sampled once per second
-    const written = await scrape();
+    // svc_buffer_records_buffered is sampled once per second: wait for a sample taken since the write.
+    const buffered = (m: Map<string, Family>) => sampleValue(m, 'svc_buffer_records_buffered');
+    const sampleAfter = (what: string, previous: Map<string, Family>) =>
+      waitFor(what, async () => {
+        const now = await scrape();
+        return buffered(now) !== buffered(previous) ? now : null;
+      });
+    const written = await sampleAfter('a buffer sample after the write', before);
     const delta = (now: Map<string, Family>, name: string) => sampleValue(now, name) - sampleValue(before, name);
     expect(delta(written, 'svc_ingest_records_total')).toBe(3);
     expect(delta(written, 'svc_ingest_batches_total')).toBe(1);
@@ -104,8 +111,7 @@ describe('GET /metrics', () => {
     expect(delta(refused, 'svc_ingest_records_total')).toBe(3);
 
     expect((await server.fetch('/api/v1/write/line-protocol/flush', { method: 'POST' })).status).toBe(200);
-    await Bun.sleep(1300);
-    const flushed = await scrape();
+    const flushed = await sampleAfter('a buffer sample after the flush', written);
     expect(sampleValue(flushed, 'svc_buffer_records_buffered')).toBe(0);
     expect(delta(flushed, 'svc_buffer_records_written_total')).toBe(3);
     expect(delta(flushed, 'svc_buffer_flushes_total')).toBeGreaterThanOrEqual(1);

@@ -1,4 +1,4 @@
-/** The MQTT ingest suite against Debian's mosquitto (skipped, saying so, when it is not installed; failing under CI=true). */
+/** The MQTT ingest suite against Debian's mosquitto (skipped, saying so, when it is not installed; failing under CI, tests/helpers/ci.ts). */
 import { mosquittoPath, startMosquitto } from './helpers/mqtt-brokers.ts';
 import { peerMissing } from './helpers/peers.ts';
 import { brokerSuite } from './mqtt-suite.ts';

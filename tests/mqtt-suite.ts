@@ -96,9 +96,15 @@ export function brokerSuite(label: string, makeBroker: () => Promise<TestBroker>
 
       expect((await json(s, 'POST', `/api/v1/mqtt/subscriptions/${id}/stop`)).body).toMatchObject({ id, status: 'stopped' });
       expect((await json(s, 'GET', `/api/v1/mqtt/subscriptions/${id}`)).body).toMatchObject({ status: 'stopped', connection: 'stopped' });
+      // A running subscription to the same topics receives the message: the broker delivered it to every
+      // connected subscriber, and the stopped one, were it connected, had it by then. It got nothing.
+      const watcher = await create({ name: 'cycle-watch', topics: ['cyc/#'], topic_mapping: { 'cyc/+/data': { measurement: 'cycle_watch' } } });
+      await connected(watcher);
       await pub.publishAsync('cyc/s1/data', JSON.stringify({ time: T0, v: 1 }), { qos: 1 });
-      await Bun.sleep(300);
+      await waitFor('the watcher to receive the message', async () => (await stats(watcher)).messages_received === 1);
       expect((await stats(id)).messages_received).toBe(0);
+      expect((await json(s, 'POST', `/api/v1/mqtt/subscriptions/${watcher}/stop`)).status).toBe(200);
+      expect((await json(s, 'DELETE', `/api/v1/mqtt/subscriptions/${watcher}`)).status).toBe(200);
 
       const started = await json(s, 'POST', `/api/v1/mqtt/subscriptions/${id}/start`);
       expect(started.body).toMatchObject({ id, status: 'running' });

@@ -1,4 +1,4 @@
-/** A suite whose peer program is missing skips locally but fails under CI=true (tests/helpers/peers.ts). */
+/** A suite whose peer program is missing skips locally but fails under CI (tests/helpers/peers.ts, tests/helpers/ci.ts). */
 import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,11 +16,15 @@ function runSuite(ci: string | undefined) {
   return { code: p.exitCode, out: p.stderr.toString() + p.stdout.toString() };
 }
 
-test('a missing peer fails the run under CI=true and only skips without it', () => {
-  const ci = runSuite('true');
-  expect(ci.code).not.toBe(0);
-  expect(ci.out).toContain('frobnicator is not installed');
-  const local = runSuite(undefined);
-  expect(local.code).toBe(0);
-  expect(local.out).toContain('1 skip');
+test('a missing peer fails the run under CI (CI=true or CI=1) and only skips without it', () => {
+  for (const value of ['true', '1']) {
+    const ci = runSuite(value);
+    expect({ CI: value, failed: ci.code !== 0 }).toEqual({ CI: value, failed: true });
+    expect(ci.out).toContain('frobnicator is not installed');
+  }
+  for (const value of [undefined, 'false']) {
+    const local = runSuite(value);
+    expect({ CI: value, code: local.code }).toEqual({ CI: value, code: 0 });
+    expect(local.out).toContain('1 skip');
+  }
 }, 30_000);

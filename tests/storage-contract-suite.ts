@@ -37,17 +37,8 @@ async function notFoundOf(p: Promise<unknown>): Promise<AppError> {
   return err as AppError;
 }
 
-/** What an emulator cannot do that the real service does (each skip names why). */
-export interface ContractLimits {
-  /**
-   * s3rver writes an object's file in place, so two concurrent PUTs of one key can interleave; S3
-   * itself (and svc, whose keys are unique per write) never produces a mixed object.
-   */
-  concurrentOverwriteInterleaves?: boolean;
-}
-
 /** Registers the contract tests for one backend. `run` is unique per call (isolates repeated runs). */
-export function objectStoreContract(name: string, open: StoreFactory, limits: ContractLimits = {}): void {
+export function objectStoreContract(name: string, open: StoreFactory): void {
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const p = (what: string) => `${run}-${what}`;
 
@@ -188,8 +179,7 @@ export function objectStoreContract(name: string, open: StoreFactory, limits: Co
       await Promise.all(keys.map((k, i) => store.put(k, bytes(`value-${i}`.repeat(100)))));
       expect((await store.list('c/')).map((o) => o.key)).toEqual(keys);
       const versions = Array.from({ length: 8 }, (_, i) => bytes(String(i).repeat(1000 + i)));
-      if (limits.concurrentOverwriteInterleaves) for (const v of versions) await store.put('same/key.bin', v);
-      else await Promise.all(versions.map((v) => store.put('same/key.bin', v)));
+      await Promise.all(versions.map((v) => store.put('same/key.bin', v)));
       const final = text(await store.get('same/key.bin'));
       expect(versions.map(text)).toContain(final);
       expect(readFileSync(await store.localPath('same/key.bin'), 'utf8')).toBe(final);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { json, startServer, type TestServer } from './helpers/server.ts';
+import { waitFor } from './helpers/until.ts';
 
 const lp = (s: TestServer, body: string) =>
   s.fetch('/api/v1/write/line-protocol', { method: 'POST', headers: { 'x-svc-database': 'waldb' }, body });
@@ -30,13 +31,13 @@ describe('WAL routes, enabled', () => {
     expect(body.active).toHaveLength(1);
     expect(body.active[0]).toMatchObject({ state: 'active', pending_entries: 1 });
     expect((await json(s, 'POST', '/api/v1/write/line-protocol/flush')).status).toBe(200);
-    await Bun.sleep(20);
+    // The flush answers once its files are registered; their WAL entries are released in that same step.
     ({ body } = await json(s, 'GET', '/api/wal/files'));
     expect(body.active[0]?.pending_entries ?? 0).toBe(0);
   });
 
   test('health is healthy and syncs run', async () => {
-    await Bun.sleep(250);
+    await waitFor('a WAL sync', async () => (await json(s, 'GET', '/api/wal/status')).body.stats.total_syncs >= 1);
     const { status, body } = await json(s, 'GET', '/api/wal/health');
     expect(status).toBe(200);
     expect(body).toMatchObject({ status: 'healthy', healthy: true, enabled: true, sync_mode: 'fsync', last_error: null });

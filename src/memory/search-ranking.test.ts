@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { ftsQueries, rank, WEIGHTS } from './search-ranking.ts';
+import { ftsQueries, rank } from './search-ranking.ts';
 
 const DAY_US = 86_400_000_000;
 
@@ -20,8 +20,16 @@ describe('search ranking', () => {
     ]], now, 30 * DAY_US);
     expect(r.map((x) => x.key)).toEqual([1, 2]);
     expect(r[0]!.explanation).toEqual({ bm25: 4, text: 1, recency: 0.5, importance: 0 });
-    expect(r[0]!.score).toBeCloseTo(WEIGHTS.text + WEIGHTS.recency * 0.5, 6);
-    expect(r[1]!.score).toBeCloseTo(WEIGHTS.text * 0.5 + WEIGHTS.recency + WEIGHTS.importance, 6);
+    // The documented weights (0.6 text, 0.25 recency, 0.15 importance), written out, not imported.
+    expect(r.map((x) => x.score)).toEqual([0.725, 0.7]);
+    // Each part outweighs another somewhere in this fixture: any other weights reorder it.
+    const fixture = rank([[
+      { key: 1, bm25: 8, timeUs: now - 3000 * DAY_US, importance: 0 }, // best text, ancient, unimportant: 0.6
+      { key: 2, bm25: 0, timeUs: now, importance: 1 }, // no text, fresh, important: 0.4
+      { key: 3, bm25: 4, timeUs: now, importance: 0 }, // half the text, fresh: 0.55
+      { key: 4, bm25: 4, timeUs: now - 30 * DAY_US, importance: 1 }, // half the text, a half-life old, important: 0.575
+    ]], now, 30 * DAY_US);
+    expect(fixture.map((x) => [x.key, x.score])).toEqual([[1, 0.6], [4, 0.575], [3, 0.55], [2, 0.4]]);
   });
 
   test('a key in both lists keeps its better text part; ties go to the newer memory', () => {

@@ -2,6 +2,7 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toolPresent } from '../../tests/helpers/ci.ts';
 import { cachedBytes } from '../lib/page-cache-test-support.ts';
 import { Segment } from './segment.ts';
 
@@ -22,7 +23,8 @@ test.skipIf(process.platform !== 'linux')('a synced segment leaves only its last
   expect(bytes.length).toBe(seg.size);
   expect(bytes.subarray(seg.size - entry.length)).toEqual(entry);
   expect(bytes.subarray(seg.size - 2 * entry.length, seg.size - entry.length)).toEqual(entry);
-  if (unsynced !== null && synced !== null && closed !== null) {
+  // Without fincore (util-linux-extra) the page cache cannot be read: passed over locally, a failure under CI.
+  if (toolPresent(unsynced !== null && synced !== null && closed !== null, 'fincore (util-linux-extra)')) {
     expect(unsynced).toBeGreaterThan(90_000);
     expect(synced).toBeLessThanOrEqual(4096);
     expect(closed).toBeLessThanOrEqual(4096);

@@ -17,6 +17,8 @@ export interface EtcdProxy {
   loseTxnAnswersFor(fragment: string, ms: number): void;
   /** Answers the next `count` transactions that put a key containing `fragment` as timed out at once and passes each to etcd `delayMs` later: a proposal that commits after its client gave up. */
   holdTxns(fragment: string, count: number, delayMs: number): void;
+  /** Whether each held transaction succeeded, as etcd answered it once passed on (in the order they landed). */
+  readonly held: readonly boolean[];
   /** Transaction answers lost so far. */
   readonly lost: number;
   /** Range reads refused so far. */
@@ -30,6 +32,7 @@ export function startEtcdProxy(target: string): EtcdProxy {
   let lose: { fragment: string; count: number; until?: number } | null = null;
   let hold: { fragment: string; count: number; delayMs: number } | null = null;
   let lost = 0;
+  const held: boolean[] = [];
   const putsOf = (body: ArrayBuffer) =>
     ((JSON.parse(new TextDecoder().decode(body)) as { success?: { request_put?: { key: string } }[] }).success ?? []).flatMap((op) => (op.request_put ? [Buffer.from(op.request_put.key, 'base64').toString()] : []));
   const timedOut = () => Response.json({ error: 'etcdserver: request timed out', code: 14, message: 'etcdserver: request timed out' }, { status: 503 });
@@ -51,7 +54,8 @@ export function startEtcdProxy(target: string): EtcdProxy {
       if (hold && hold.count > 0 && puts.some((k) => k.includes(hold!.fragment))) {
         hold.count--;
         const headers = new Headers(req.headers);
-        setTimeout(() => void fetch(target + url.pathname, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()).catch(() => {}), hold.delayMs);
+        const passOn = () => fetch(target + url.pathname, { method: 'POST', headers, body }).then((r) => r.json() as Promise<{ succeeded?: boolean }>);
+        setTimeout(() => void passOn().then((r) => held.push(r.succeeded === true), () => {}), hold.delayMs);
         return timedOut();
       }
       const res = await fetch(target + url.pathname + url.search, { method: req.method, headers: req.headers, body: body.byteLength ? body : undefined, signal: req.signal });
@@ -85,6 +89,7 @@ export function startEtcdProxy(target: string): EtcdProxy {
     get lost() {
       return lost;
     },
+    held,
     stop: () => void server.stop(true),
   };
 }

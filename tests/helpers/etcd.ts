@@ -6,6 +6,7 @@ import type { Subprocess } from 'bun';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toolPresent } from './ci.ts';
 import { freePort } from './mqtt-brokers.ts';
 
 /** One etcd member: its client URL and its process while it runs. */
@@ -31,11 +32,9 @@ export interface TestEtcd {
   stop(): Promise<void>;
 }
 
-/** Whether the etcd binary is on this machine; under CI=true its absence is a failure, not a skip. */
+/** Whether the etcd binary is on this machine; under CI its absence is a failure, not a skip. */
 export function etcdAvailable(): boolean {
-  const ok = Bun.which('etcd') !== null;
-  if (!ok && process.env.CI === 'true') throw new Error('etcd is not installed: .ci/run installs the Debian package etcd-server');
-  return ok;
+  return toolPresent(Bun.which('etcd') !== null, 'etcd (the Debian package etcd-server)');
 }
 
 function spawnMember(m: EtcdMember, cluster: string, token: string, state: 'new' | 'existing'): Subprocess {

@@ -1,5 +1,6 @@
 /** Shared helpers of the data-lifecycle suites (delete, retention, continuous queries). */
 import { expect } from 'bun:test';
+import { waitFor } from './parquet.ts';
 import { json, type TestServer } from './server.ts';
 
 export const HOUR_MS = 3_600_000;
@@ -30,3 +31,15 @@ export async function count(s: TestServer, sql: string): Promise<number> {
 
 /** `ms` as a line-protocol nanosecond timestamp. */
 export const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+
+/**
+ * What `observed` counts before and after the scheduler had `fires` chances to fire: a witness job on the
+ * same schedule (its runs counted by `witnessRuns`) ran once, then `fires` times more.
+ */
+export async function acrossFires(witnessRuns: () => Promise<number>, fires: number, observed: () => Promise<number>): Promise<{ before: number; after: number }> {
+  await waitFor(async () => (await witnessRuns()) >= 1, 20_000, 'the witness job to run');
+  const before = await observed();
+  const start = await witnessRuns();
+  await waitFor(async () => (await witnessRuns()) >= start + fires, 20_000, `the witness job to run ${fires} more times`);
+  return { before, after: await observed() };
+}

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toolPresent } from '../../../tests/helpers/ci.ts';
 import { cachedBytes } from '../../lib/page-cache-test-support.ts';
 import { assertKey, dataFileKey, LocalObjectStore, parseDataFileKey } from '../index.ts';
 
@@ -67,7 +68,8 @@ describe('page cache', () => {
     const kept = await keeping.localPath('db/m/a.parquet');
     const before = [cachedBytes(dropped), cachedBytes(kept)];
     expect(await dropping.get('db/m/a.parquet')).toEqual(body);
-    if (before[0] !== null) {
+    // Without fincore (util-linux-extra) the page cache cannot be read: passed over locally, a failure under CI.
+    if (toolPresent(before[0] !== null && before[1] !== null, 'fincore (util-linux-extra)')) {
       expect(before[0]).toBe(0);
       expect(before[1]).toBeGreaterThan(0);
     }
